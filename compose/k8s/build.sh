@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Build the control-plane binaries the k8s tests run: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl and kwok, from the Go module
+# proxy, into a cache outside the clone. Rebuilds only when a version changes.
+#
+#   compose/k8s/build.sh            # prints the bin directory on its last line
+#
+# KTRACE_CACHE (default ~/.cache/ktrace) holds the binaries and the Go caches.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+
+cache=${KTRACE_CACHE:-$HOME/.cache/ktrace}
+out=$cache/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION
+bin=$out/bin
+export GOPATH=${GOPATH:-$cache/go} GOMODCACHE=${GOMODCACHE:-$cache/go/pkg/mod}
+export GOCACHE=${GOCACHE:-$cache/go-build} GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+
+want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+if have_all; then echo "$bin"; exit 0; fi
+mkdir -p "$bin" "$out/src"
+
+build_kubernetes() {
+  local src=$out/src/kubernetes minor=${K8S_VERSION#v1.}
+  local staging_version=v0.${minor}
+  mkdir -p "$src" && cd "$src"
+  cat > go.mod <<MOD
+module ktrace.local/k8sbuild
+
+go 1.26
+MOD
+  cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
+  local upstream_mod
+  upstream_mod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  # Every staging replace in kubernetes' go.mod becomes a replace to the published module.
+  grep -oE 'k8s.io/[a-z0-9-]+ => \./staging' "$upstream_mod" | awk '{print $1}' | sort -u |
+    while read -r m; do go mod edit -replace "$m=$m@$staging_version"; done
+  go mod edit -require "k8s.io/kubernetes@$K8S_VERSION"
+  go mod tidy
+  local pkg=k8s.io/component-base/version
+  local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
+  go build -ldflags "$ldflags" -o "$bin/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+}
+
+build_etcd() {
+  local src=$out/src/etcd
+  mkdir -p "$src" && cd "$src"
+  cat > go.mod <<MOD
+module ktrace.local/etcdbuild
+
+go 1.26
+MOD
+  cat > main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  go mod tidy
+  go build -ldflags "-s -w" -o "$bin/etcd" .
+}
+
+build_kwok() {
+  GOBIN=$bin go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  # The stage files ship in the module; keep a copy beside the binaries.
+  local moddir=$GOMODCACHE/sigs.k8s.io/kwok@$KWOK_VERSION
+  rm -rf "$out/stages" && cp -r "$moddir/kustomize/stage" "$out/stages" && chmod -R u+w "$out/stages"
+}
+
+[ -x "$bin/etcd" ] || (build_etcd) >&2
+[ -x "$bin/kwok" ] || (build_kwok) >&2
+[ -x "$bin/kube-apiserver" ] && [ -x "$bin/kubectl" ] || (build_kubernetes) >&2
+have_all || { echo "build incomplete in $bin" >&2; exit 1; }
+echo "$bin"

@@ -1,0 +1,45 @@
+"""The ``ktrace`` command: a click group mounting the recorder's and replayer's commands."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+from ktrace import __version__
+from ktrace.commands.topics import topics
+from schemas.errors import KtraceError
+
+
+class KtraceGroup(click.Group):
+    """Turns ktrace's own errors into one clear line and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KtraceError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=KtraceGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ktrace")
+@click.option("--log-level", default="WARNING", show_default=True, envvar="KTRACE_LOG_LEVEL",
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
+def cli(log_level: str) -> None:
+    """ktrace records what a Kubernetes cluster does (list/watch → Avro → Kafka or a local
+    log) and replays it into DuckDB to answer why pods got stuck, what raced during a
+    rollout, and what happened in what order."""
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if log_level.upper() != "DEBUG":
+        # kafka-python logs every refused connection; ktrace reports the outcome itself.
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
+
+
+cli.add_command(topics)
+
+
+def main() -> None:
+    cli(prog_name="ktrace")

@@ -1,0 +1,1 @@
+"""The click commands. Each parses options, calls one library function and prints."""

@@ -1,0 +1,53 @@
+"""Option sets shared by commands: Kafka connection (TLS/SASL) and the source to read."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import click
+
+from schemas.kafka_settings import KafkaSettings
+from schemas.topics import DEFAULT_PREFIX
+
+
+def kafka_options(func: Callable) -> Callable:
+    """--kafka BOOTSTRAP plus TLS/SASL options; passes ``kafka`` (KafkaSettings or None)."""
+    options = [
+        click.option("--kafka", "bootstrap", envvar="KTRACE_KAFKA", metavar="HOST:PORT[,…]",
+                     help="Kafka bootstrap servers. Without it, the local log is used."),
+        click.option("--topic-prefix", default=DEFAULT_PREFIX, show_default=True,
+                     envvar="KTRACE_TOPIC_PREFIX", help="Topics are <prefix>.<resource>."),
+        click.option("--kafka-security-protocol", default="PLAINTEXT", show_default=True,
+                     type=click.Choice(["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"])),
+        click.option("--kafka-sasl-mechanism",
+                     type=click.Choice(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])),
+        click.option("--kafka-sasl-username", envvar="KTRACE_KAFKA_SASL_USERNAME"),
+        click.option("--kafka-sasl-password", envvar="KTRACE_KAFKA_SASL_PASSWORD",
+                     help="Better given by the environment variable than on the command line."),
+        click.option("--kafka-ssl-cafile", type=click.Path(exists=True, dir_okay=False)),
+        click.option("--kafka-ssl-certfile", type=click.Path(exists=True, dir_okay=False)),
+        click.option("--kafka-ssl-keyfile", type=click.Path(exists=True, dir_okay=False)),
+        click.option("--kafka-timeout", default=10.0, show_default=True, metavar="SECONDS",
+                     help="How long to wait for a broker before giving up."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bootstrap = kwargs.pop("bootstrap")
+        settings = dict(
+            security_protocol=kwargs.pop("kafka_security_protocol"),
+            sasl_mechanism=kwargs.pop("kafka_sasl_mechanism"),
+            sasl_username=kwargs.pop("kafka_sasl_username"),
+            sasl_password=kwargs.pop("kafka_sasl_password"),
+            ssl_cafile=kwargs.pop("kafka_ssl_cafile"),
+            ssl_certfile=kwargs.pop("kafka_ssl_certfile"),
+            ssl_keyfile=kwargs.pop("kafka_ssl_keyfile"),
+            connect_timeout_s=kwargs.pop("kafka_timeout"),
+        )
+        kwargs["kafka"] = KafkaSettings(bootstrap=bootstrap, **settings) if bootstrap else None
+        return func(*args, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper

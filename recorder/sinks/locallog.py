@@ -1,0 +1,125 @@
+"""The local log sink: Avro container segments per topic in a directory (see
+schemas.locallog for the layout). Records are written in whole blocks so concurrent readers
+never see half a record; a torn tail left by a crash is cut off before appending."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from schemas import codec, locallog, repository
+from schemas.codec import Record
+from schemas.errors import TransportError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SEGMENT_BYTES = 256 * 1024 * 1024
+DEFAULT_BLOCK_RECORDS = 512
+
+
+@dataclass
+class _TopicWriter:
+    directory: str
+    segment: int
+    file: BinaryIO
+    sync: bytes
+    size: int
+    pending: list[bytes] = field(default_factory=list)
+
+
+class LocalLogSink:
+    max_record_bytes = 16 * 1024 * 1024
+
+    def __init__(
+        self,
+        directory: str,
+        *,
+        max_segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+        block_records: int = DEFAULT_BLOCK_RECORDS,
+    ) -> None:
+        self._directory = directory
+        self._max_segment_bytes = max_segment_bytes
+        self._block_records = block_records
+        self._writers: dict[str, _TopicWriter] = {}
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as exc:
+            raise TransportError(f"cannot create local log directory {directory}: {exc}") from exc
+
+    def send(self, topic: str, record: Record) -> None:
+        writer = self._writers.get(topic) or self._open_topic(topic)
+        writer.pending.append(codec.encode(record))
+        if len(writer.pending) >= self._block_records:
+            self._write_block(writer)
+
+    def flush(self, timeout: float | None = None) -> None:
+        for writer in self._writers.values():
+            if writer.pending:
+                self._write_block(writer)
+            os.fsync(writer.file.fileno())
+
+    def close(self) -> None:
+        self.flush()
+        for writer in self._writers.values():
+            writer.file.close()
+        self._writers.clear()
+
+    def _open_topic(self, topic: str) -> _TopicWriter:
+        topic_dir = os.path.join(self._directory, topic)
+        os.makedirs(topic_dir, exist_ok=True)
+        segments = locallog.list_segments(topic_dir)
+        if segments:
+            index, path = segments[-1]
+            writer = self._reopen(topic_dir, index, path)
+            if writer is not None:
+                self._writers[topic] = writer
+                return writer
+            index += 1
+        else:
+            index = 0
+        writer = self._create(topic_dir, index)
+        self._writers[topic] = writer
+        return writer
+
+    def _reopen(self, topic_dir: str, index: int, path: str) -> _TopicWriter | None:
+        """Append to the last segment if it is whole and of the current schema."""
+        length, header, damage = locallog.good_length(path)
+        if damage is not None:
+            log.warning("local log %s: %s; cutting %d bytes off before appending",
+                        path, damage.reason, os.path.getsize(path) - length)
+        if header is None or header.fingerprint != repository.current().fingerprint:
+            if header is None and length == 0:
+                os.remove(path)  # a torn header holds nothing
+                return self._create(topic_dir, index)
+            return None
+        file = open(path, "r+b")
+        file.truncate(length)
+        file.seek(length)
+        return _TopicWriter(topic_dir, index, file, header.sync, length)
+
+    def _create(self, topic_dir: str, index: int) -> _TopicWriter:
+        current = repository.current()
+        sync = os.urandom(locallog.SYNC_SIZE)
+        header = locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint, sync)
+        file = open(os.path.join(topic_dir, locallog.segment_name(index)), "xb")
+        file.write(header)
+        file.flush()
+        return _TopicWriter(topic_dir, index, file, sync, len(header))
+
+    def _write_block(self, writer: _TopicWriter) -> None:
+        if writer.size >= self._max_segment_bytes:
+            self._rotate(writer)
+        block = locallog.encode_block(writer.pending, writer.sync)
+        writer.file.write(block)
+        writer.file.flush()
+        writer.size += len(block)
+        writer.pending = []
+
+    def _rotate(self, writer: _TopicWriter) -> None:
+        os.fsync(writer.file.fileno())
+        writer.file.close()
+        fresh = self._create(writer.directory, writer.segment + 1)
+        writer.segment, writer.file, writer.sync, writer.size = (
+            fresh.segment, fresh.file, fresh.sync, fresh.size)

@@ -1,0 +1,59 @@
+"""Where the replayer reads records from: a Kafka cluster or a local log directory.
+
+Both yield Deliveries in log order per (topic, partition), each with the position a loader
+stores to resume, and a DecodeError instead of a record when the bytes were bad, so one bad
+record is counted and reported, never fatal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Protocol, Sequence
+
+from schemas.codec import Record
+from schemas.errors import DecodeError
+
+PartitionKey = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    topic: str
+    partition: int
+    offset: int
+    record: Record | None
+    error: DecodeError | None = None
+
+    def where(self) -> str:
+        return f"{self.topic}/{self.partition}@{self.offset}"
+
+
+@dataclass(frozen=True)
+class TopicSummary:
+    topic: str
+    partitions: int
+    records: int
+    first_received_us: int | None
+    last_received_us: int | None
+
+
+class Source(Protocol):
+    def topics(self, prefix: str | None = None) -> list[str]: ...
+
+    def read(
+        self,
+        topics: Sequence[str],
+        *,
+        after: Mapping[PartitionKey, int] | None = None,
+        since_us: int | None = None,
+        until_us: int | None = None,
+        follow: bool = False,
+    ) -> Iterator[Delivery]:
+        """Records of ``topics``: from just after ``after``'s offsets where given, else from
+        the first record received at or after ``since_us`` (else the beginning); stops at
+        the end of what exists when called, or keeps waiting with ``follow``."""
+        ...
+
+    def summarize(self, topics: Sequence[str]) -> list[TopicSummary]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,85 @@
+"""Record bytes: Avro binary of the Record schema, named by the writer schema's fingerprint.
+
+On Kafka the value is the plain Avro body and the fingerprint travels in a header; elsewhere
+(the spool, exports) records use Avro single-object encoding: ``C3 01`` + 8-byte
+little-endian CRC-64-AVRO fingerprint + body. Readers resolve any shipped writer version into
+the current schema, so old recordings keep decoding.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, BinaryIO
+
+from fastavro import schemaless_reader, schemaless_writer
+
+from schemas import repository
+from schemas.errors import DecodeError
+
+SINGLE_OBJECT_MAGIC = b"\xc3\x01"
+HEADER_SCHEMA = "ktrace.schema"
+HEADER_TYPE = "ktrace.type"
+
+Record = dict[str, Any]
+
+
+def encode(record: Record) -> bytes:
+    """Avro body of ``record`` written with the current schema."""
+    out = io.BytesIO()
+    schemaless_writer(out, repository.current().schema, record)
+    return out.getvalue()
+
+
+def decode(body: bytes, fingerprint: bytes) -> Record:
+    """Decode a body written with the schema named by ``fingerprint`` into the current shape."""
+    stream = io.BytesIO(body)
+    record = read_one(stream, fingerprint)
+    if stream.tell() != len(body):
+        raise DecodeError(f"corrupt Avro body ({len(body) - stream.tell()} trailing bytes)")
+    return record
+
+
+def read_one(stream: BinaryIO, fingerprint: bytes) -> Record:
+    """Read the next record of ``stream`` (bodies may follow one another, as in a block)."""
+    writer = repository.by_fingerprint().get(fingerprint)
+    if writer is None:
+        raise DecodeError(f"unknown schema fingerprint {fingerprint.hex() or '(none)'}")
+    reader = repository.current()
+    try:
+        return schemaless_reader(
+            stream,
+            writer.schema,
+            None if writer is reader else reader.schema,
+            return_record_name=True,
+            return_record_name_override=True,
+        )
+    except Exception as exc:  # fastavro raises many types on garbage: all mean "corrupt"
+        raise DecodeError(f"corrupt Avro body ({type(exc).__name__}: {exc})") from exc
+
+
+def frame(body: bytes, fingerprint: bytes | None = None) -> bytes:
+    """Single-object encoding of an already encoded body."""
+    return SINGLE_OBJECT_MAGIC + (fingerprint or repository.current().fingerprint) + body
+
+
+def unframe(data: bytes) -> tuple[bytes, bytes]:
+    """Split single-object encoded bytes into (fingerprint, body)."""
+    if len(data) < 10 or data[:2] != SINGLE_OBJECT_MAGIC:
+        raise DecodeError("not Avro single-object encoded (bad magic)")
+    return data[2:10], data[10:]
+
+
+def kafka_headers(record: Record) -> list[tuple[str, bytes]]:
+    """Headers naming the writer schema and the record type, so consumers can route and
+    decode without parsing the body."""
+    return [
+        (HEADER_SCHEMA, repository.current().fingerprint),
+        (HEADER_TYPE, record["type"].encode()),
+    ]
+
+
+def fingerprint_from_headers(headers: list[tuple[str, bytes]] | None) -> bytes:
+    for key, value in headers or ():
+        if key == HEADER_SCHEMA:
+            return value
+    return b""

@@ -1,0 +1,218 @@
+"""The local log's bytes: what a segment file holds and how its positions are numbered.
+
+A local log is a directory with one sub-directory per topic, each holding segments named
+``<index>.avro`` (index from 0). A segment is a standard Avro object container file of the
+Record schema (readable by any Avro tool) with metadata ``ktrace.fingerprint``; blocks are
+written whole and flushed, so a reader sees complete blocks only. A crash may leave a torn
+last block: readers skip it with a warning and writers cut it off before appending.
+
+Offsets are positions, not ordinals: ``segment << 48 | block byte position << 16 | index in
+block``. They increase with the log, stay valid if a damaged block is skipped, and let a
+reader seek straight to where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from fastavro.schema import to_parsing_canonical_form
+
+from schemas.errors import DecodeError
+
+SEGMENT_SUFFIX = ".avro"
+MAGIC = b"Obj\x01"
+SYNC_SIZE = 16
+FINGERPRINT_KEY = "ktrace.fingerprint"
+_MAX_BLOCK_RECORDS = 1 << 16
+_MAX_BLOCK_BYTES = 1 << 30
+
+
+def segment_name(index: int) -> str:
+    return f"{index:010d}{SEGMENT_SUFFIX}"
+
+
+def segment_index(name: str) -> int | None:
+    stem = name[: -len(SEGMENT_SUFFIX)] if name.endswith(SEGMENT_SUFFIX) else ""
+    return int(stem) if stem.isdigit() else None
+
+
+def list_segments(topic_dir: str) -> list[tuple[int, str]]:
+    """(index, path) of a topic's segments, in order."""
+    found = []
+    for name in os.listdir(topic_dir):
+        index = segment_index(name)
+        if index is not None:
+            found.append((index, os.path.join(topic_dir, name)))
+    return sorted(found)
+
+
+def make_position(segment: int, block_pos: int, index: int) -> int:
+    return segment << 48 | block_pos << 16 | index
+
+
+def split_position(offset: int) -> tuple[int, int, int]:
+    return offset >> 48, (offset >> 16) & 0xFFFFFFFF, offset & 0xFFFF
+
+
+# --- Avro primitives the container format needs -------------------------------------------
+
+
+def encode_long(value: int) -> bytes:
+    zigzag = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while zigzag & ~0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+
+
+def read_long(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """Decode a zigzag varint at ``pos``; IndexError when ``buf`` ends first."""
+    shift = result = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _encode_bytes(data: bytes) -> bytes:
+    return encode_long(len(data)) + data
+
+
+# --- segment header -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SegmentHeader:
+    fingerprint: bytes
+    sync: bytes
+    data_start: int
+
+
+def encode_header(schema_json: bytes, fingerprint: bytes, sync: bytes) -> bytes:
+    meta = {
+        "avro.schema": schema_json,
+        "avro.codec": b"null",
+        FINGERPRINT_KEY: fingerprint.hex().encode(),
+    }
+    body = bytearray(MAGIC)
+    body += encode_long(len(meta))
+    for key, value in meta.items():
+        body += _encode_bytes(key.encode()) + _encode_bytes(value)
+    body += encode_long(0) + sync
+    return bytes(body)
+
+
+def read_header(data: bytes) -> SegmentHeader:
+    """Parse a segment header; DecodeError when it is not a ktrace segment."""
+    if data[:4] != MAGIC:
+        raise DecodeError("not an Avro object container file")
+    try:
+        pos, meta = 4, {}
+        while True:
+            count, pos = read_long(data, pos)
+            if count == 0:
+                break
+            if count < 0:  # a negative count is followed by the block's byte size
+                count, (_, pos) = -count, read_long(data, pos)
+            for _ in range(count):
+                klen, pos = read_long(data, pos)
+                key = bytes(data[pos:pos + klen]).decode()
+                vlen, pos = read_long(data, pos + klen)
+                meta[key], pos = bytes(data[pos:pos + vlen]), pos + vlen
+        sync = bytes(data[pos:pos + SYNC_SIZE])
+        if len(sync) != SYNC_SIZE:
+            raise IndexError
+    except (IndexError, ValueError, UnicodeDecodeError) as exc:
+        raise DecodeError("segment header is truncated or corrupt") from exc
+    if meta.get("avro.codec", b"null") != b"null":
+        raise DecodeError(f"unsupported segment codec {meta['avro.codec']!r}")
+    if FINGERPRINT_KEY not in meta:
+        raise DecodeError("segment has no ktrace.fingerprint: not written by ktrace")
+    return SegmentHeader(bytes.fromhex(meta[FINGERPRINT_KEY].decode()), sync, pos + SYNC_SIZE)
+
+
+def schema_json(parsed_schema: object) -> bytes:
+    return to_parsing_canonical_form(parsed_schema).encode()
+
+
+# --- blocks -----------------------------------------------------------------------------------
+
+
+def encode_block(bodies: list[bytes], sync: bytes) -> bytes:
+    data = b"".join(bodies)
+    return encode_long(len(bodies)) + encode_long(len(data)) + data + sync
+
+
+@dataclass(frozen=True)
+class Block:
+    position: int  # byte position of the block in the segment
+    end: int
+    count: int
+    data: memoryview
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Bytes a reader could not use: a torn tail (``at_end``) or a corrupt block."""
+
+    position: int
+    end: int
+    at_end: bool
+    reason: str
+
+
+def scan_blocks(data: bytes, header: SegmentHeader, start: int | None = None) -> Iterator[Block | Damage]:
+    """Blocks of a segment's bytes from ``start``; a bad block is reported as Damage and the
+    scan resumes at the next sync marker, so one corrupt block costs only itself."""
+    view, pos, size = memoryview(data), start or header.data_start, len(data)
+    while pos < size:
+        try:
+            count, cursor = read_long(view, pos)
+            length, cursor = read_long(view, cursor)
+            end = cursor + length + SYNC_SIZE
+            if not (0 < count <= _MAX_BLOCK_RECORDS and 0 <= length <= _MAX_BLOCK_BYTES):
+                raise ValueError("implausible block header")
+            if end > size:
+                raise IndexError
+            if view[end - SYNC_SIZE:end] != header.sync:
+                raise ValueError("sync marker mismatch")
+        except IndexError:
+            yield Damage(pos, size, True, "torn tail: the last block is incomplete")
+            return
+        except ValueError as exc:
+            resume = data.find(header.sync, pos + 1)
+            if resume < 0:
+                yield Damage(pos, size, True, f"corrupt tail ({exc})")
+                return
+            yield Damage(pos, resume + SYNC_SIZE, False, f"corrupt block ({exc})")
+            pos = resume + SYNC_SIZE
+            continue
+        yield Block(pos, end, count, view[cursor:end - SYNC_SIZE])
+        pos = end
+
+
+def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
+    """How many leading bytes of a segment are whole blocks (a writer truncates there)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        header = read_header(data)
+    except DecodeError:
+        return 0, None, Damage(0, len(data), True, "segment header is torn")
+    end = header.data_start
+    for item in scan_blocks(data, header):
+        if isinstance(item, Damage):
+            if item.at_end:
+                return end, header, item
+            continue
+        end = item.end
+    return end, header, None

@@ -1,0 +1,107 @@
+"""Builders for Record dicts, so every writer fills the envelope the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.codec import Record
+from schemas.facts import Obj, extract_facts, extract_meta
+
+MARKER_TYPES = frozenset({"BOOKMARK", "SYNCED", "RELIST", "GAP", "SESSION_START", "SESSION_END"})
+
+
+def resource_version_number(rv: str | None) -> int | None:
+    return int(rv) if rv and rv.isdigit() else None
+
+
+def object_record(
+    *,
+    cluster: str,
+    session: str,
+    seq: int,
+    event_type: str,
+    resource: str,
+    obj: Obj,
+    object_json: bytes | None,
+    received_at: int,
+    component: str | None = None,
+    attribution: str | None = None,
+    inferred: bool = False,
+    object_size: int | None = None,
+    truncated: bool = False,
+) -> Record:
+    """A Record for one object event; ``object_json`` is the (redacted) JSON as stored."""
+    md = obj.get("metadata") or {}
+    rv = md.get("resourceVersion")
+    kind = obj.get("kind") or ""
+    return {
+        "cluster": cluster,
+        "session": session,
+        "seq": seq,
+        "type": event_type,
+        "inferred": inferred,
+        "apiVersion": obj.get("apiVersion") or "",
+        "kind": kind,
+        "resource": resource,
+        "namespace": md.get("namespace"),
+        "name": md.get("name"),
+        "uid": md.get("uid"),
+        "resourceVersion": rv,
+        "resourceVersionNumber": resource_version_number(rv),
+        "receivedAt": received_at,
+        "component": component,
+        "attribution": attribution,
+        "object": object_json,
+        "objectSize": len(object_json or b"") if object_size is None else object_size,
+        "truncated": truncated,
+        "meta": extract_meta(obj),
+        "facts": extract_facts(kind, obj),
+        "marker": None,
+    }
+
+
+def marker_record(
+    *,
+    cluster: str,
+    session: str,
+    seq: int,
+    event_type: str,
+    resource: str,
+    api_version: str,
+    kind: str,
+    received_at: int,
+    **marker: Any,
+) -> Record:
+    """A recorder marker (session start/end, SYNCED, RELIST, GAP, BOOKMARK); ``marker``
+    holds the Marker fields (cause, fromResourceVersion, toTime, …)."""
+    if event_type not in MARKER_TYPES:
+        raise ValueError(f"{event_type} is not a marker type")
+    to_rv = marker.get("toResourceVersion")
+    return {
+        "cluster": cluster,
+        "session": session,
+        "seq": seq,
+        "type": event_type,
+        "inferred": False,
+        "apiVersion": api_version,
+        "kind": kind,
+        "resource": resource,
+        "namespace": None,
+        "name": None,
+        "uid": None,
+        "resourceVersion": to_rv,
+        "resourceVersionNumber": resource_version_number(to_rv),
+        "receivedAt": received_at,
+        "component": "ktrace-recorder",
+        "attribution": None,
+        "object": None,
+        "objectSize": 0,
+        "truncated": False,
+        "meta": None,
+        "facts": None,
+        "marker": {
+            "cause": None, "detail": None, "fromResourceVersion": None, "toResourceVersion": None,
+            "fromTime": None, "toTime": None, "objectCount": None, "recorderVersion": None,
+            "kinds": [], **marker,
+        },
+    }

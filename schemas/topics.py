@@ -1,0 +1,35 @@
+"""Where records go: one topic per resource kind, keyed by object uid.
+
+Keying by uid keeps one object's history in one partition, hence in order. Events are keyed
+by the uid of the object they are about, so a pod's Events sit beside nothing else but stay
+ordered among themselves. Markers are keyed by session so they stay in order too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from schemas.codec import Record
+
+DEFAULT_PREFIX = "ktrace"
+_LEGAL = re.compile(r"[^a-zA-Z0-9._-]")
+
+
+def topic_for(prefix: str, resource: str) -> str:
+    """``<prefix>.<resource>``, e.g. ``ktrace.pods``; resource is the plural API resource."""
+    return f"{prefix}.{_LEGAL.sub('-', resource)}"
+
+
+def resource_of(prefix: str, topic: str) -> str | None:
+    """The resource a topic holds, or None when the topic is not one of this prefix's."""
+    head = f"{prefix}."
+    return topic[len(head):] if topic.startswith(head) else None
+
+
+def key_for(record: Record) -> bytes:
+    facts = record.get("facts")
+    if isinstance(facts, tuple) and facts[0] == "io.ktrace.EventFacts" and facts[1].get("regardingUid"):
+        return facts[1]["regardingUid"].encode()
+    if record.get("uid"):
+        return record["uid"].encode()
+    return record["session"].encode()
