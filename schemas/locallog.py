@@ -2,8 +2,10 @@
 
 A local log is a directory with one sub-directory per topic, each holding segments named
 ``<index>.avro`` (index from 0). A segment is a standard Avro object container file of the
-Record schema (readable by any Avro tool) with metadata ``ktrace.fingerprint``; blocks are
-written whole and flushed, so a reader sees complete blocks only. A crash may leave a torn
+Record schema (readable by any Avro tool) with metadata ``ktrace.fingerprint``, codec
+``zstandard`` with frame checksums — Avro itself has none, and a flipped bit must be caught,
+not decoded into a wrong record. Blocks are written whole and flushed, so a reader sees
+complete blocks only. A crash may leave a torn
 last block: readers skip it with a warning and writers cut it off before appending.
 
 Offsets are positions, not ordinals: ``segment << 48 | block byte position << 16 | index in
@@ -17,6 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterator
 
+import zstandard
+
 from fastavro.schema import to_parsing_canonical_form
 
 from schemas.errors import DecodeError
@@ -27,6 +31,9 @@ SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
 _MAX_BLOCK_RECORDS = 1 << 16
 _MAX_BLOCK_BYTES = 1 << 30
+CODEC = b"zstandard"
+_compressor = zstandard.ZstdCompressor(level=1, write_checksum=True, write_content_size=True)
+_decompressor = zstandard.ZstdDecompressor()
 
 
 def segment_name(index: int) -> str:
@@ -100,7 +107,7 @@ class SegmentHeader:
 def encode_header(schema_json: bytes, fingerprint: bytes, sync: bytes) -> bytes:
     meta = {
         "avro.schema": schema_json,
-        "avro.codec": b"null",
+        "avro.codec": CODEC,
         FINGERPRINT_KEY: fingerprint.hex().encode(),
     }
     body = bytearray(MAGIC)
@@ -133,7 +140,7 @@ def read_header(data: bytes) -> SegmentHeader:
             raise IndexError
     except (IndexError, ValueError, UnicodeDecodeError) as exc:
         raise DecodeError("segment header is truncated or corrupt") from exc
-    if meta.get("avro.codec", b"null") != b"null":
+    if meta.get("avro.codec", b"null") != CODEC:
         raise DecodeError(f"unsupported segment codec {meta['avro.codec']!r}")
     if FINGERPRINT_KEY not in meta:
         raise DecodeError("segment has no ktrace.fingerprint: not written by ktrace")
@@ -148,7 +155,7 @@ def schema_json(parsed_schema: object) -> bytes:
 
 
 def encode_block(bodies: list[bytes], sync: bytes) -> bytes:
-    data = b"".join(bodies)
+    data = _compressor.compress(b"".join(bodies))
     return encode_long(len(bodies)) + encode_long(len(data)) + data + sync
 
 
@@ -157,7 +164,7 @@ class Block:
     position: int  # byte position of the block in the segment
     end: int
     count: int
-    data: memoryview
+    data: bytes  # the records' bodies, decompressed and checksum-verified
 
 
 @dataclass(frozen=True)
@@ -196,7 +203,12 @@ def scan_blocks(data: bytes, header: SegmentHeader, start: int | None = None) ->
             yield Damage(pos, resume + SYNC_SIZE, False, f"corrupt block ({exc})")
             pos = resume + SYNC_SIZE
             continue
-        yield Block(pos, end, count, view[cursor:end - SYNC_SIZE])
+        try:
+            body = _decompressor.decompress(view[cursor:end - SYNC_SIZE])
+        except zstandard.ZstdError as exc:
+            yield Damage(pos, end, False, f"corrupt block ({exc})")
+        else:
+            yield Block(pos, end, count, body)
         pos = end
 
 

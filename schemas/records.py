@@ -29,6 +29,7 @@ def object_record(
     inferred: bool = False,
     object_size: int | None = None,
     truncated: bool = False,
+    time_source: str = "received",
 ) -> Record:
     """A Record for one object event; ``object_json`` is the (redacted) JSON as stored."""
     md = obj.get("metadata") or {}
@@ -48,6 +49,7 @@ def object_record(
         "uid": md.get("uid"),
         "resourceVersion": rv,
         "resourceVersionNumber": resource_version_number(rv),
+        "timeSource": time_source,
         "receivedAt": received_at,
         "component": component,
         "attribution": attribution,
@@ -91,6 +93,7 @@ def marker_record(
         "uid": None,
         "resourceVersion": to_rv,
         "resourceVersionNumber": resource_version_number(to_rv),
+        "timeSource": "received",
         "receivedAt": received_at,
         "component": "ktrace-recorder",
         "attribution": None,
