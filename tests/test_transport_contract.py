@@ -1,0 +1,243 @@
+"""One contract, two transports: what the recorder's sinks write, the replayer's sources read
+back — in order per key, nothing lost, nothing duplicated, bad bytes reported by position."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+import pytest
+from kafka import KafkaProducer
+
+from recorder.sinks import Sink
+from recorder.sinks.kafka import KafkaSink
+from recorder.sinks.locallog import LocalLogSink
+from replayer.sources import Delivery, Source
+from replayer.sources.kafka import KafkaSource
+from replayer.sources.locallog import LocalLogSource
+from schemas import codec, locallog, topics
+from schemas.errors import TransportError
+from schemas.kafka_settings import KafkaSettings
+from tests import samples
+
+
+@dataclass
+class Transport:
+    name: str
+    prefix: str
+    make_sink: Callable[[], Sink]
+    make_source: Callable[[], Source]
+    inject_raw: Callable[[str, bytes, bytes], None]  # (topic, key, value with a bogus schema)
+
+    def topic(self, resource: str = "pods") -> str:
+        return topics.topic_for(self.prefix, resource)
+
+
+def _local(tmp_path) -> Transport:
+    directory = str(tmp_path / "log")
+
+    def inject_raw(topic: str, key: bytes, value: bytes) -> None:
+        """A segment from a writer whose schema this reader does not know."""
+        topic_dir = os.path.join(directory, topic)
+        index = locallog.list_segments(topic_dir)[-1][0] + 1
+        sync = os.urandom(locallog.SYNC_SIZE)
+        with open(os.path.join(topic_dir, locallog.segment_name(index)), "xb") as fh:
+            fh.write(locallog.encode_header(b'"bytes"', b"\x01" * 8, sync))
+            fh.write(locallog.encode_block([value], sync))
+
+    return Transport("local", "t", lambda: LocalLogSink(directory, block_records=256),
+                     lambda: LocalLogSource(directory), inject_raw)
+
+
+def _kafka(bootstrap: str, prefix: str) -> Transport:
+    settings = KafkaSettings(bootstrap=bootstrap)
+
+    def inject_raw(topic: str, key: bytes, value: bytes) -> None:
+        producer = KafkaProducer(bootstrap_servers=bootstrap)
+        producer.send(topic, key=key, value=value, headers=[(codec.HEADER_SCHEMA, b"\x01" * 8)])
+        producer.flush()
+        producer.close()
+
+    return Transport("kafka", prefix, lambda: KafkaSink(settings, partitions=3),
+                     lambda: KafkaSource(settings), inject_raw)
+
+
+@pytest.fixture(params=["local", pytest.param("kafka", marks=pytest.mark.kafka)])
+def transport(request, tmp_path) -> Transport:
+    if request.param == "local":
+        return _local(tmp_path)
+    return _kafka(request.getfixturevalue("kafka_bootstrap"),
+                  request.getfixturevalue("unique_topic_prefix"))
+
+
+def _write(transport: Transport, records: list[dict]) -> None:
+    sink = transport.make_sink()
+    for record in records:
+        sink.send(transport.topic(), record)
+    sink.close()
+
+
+def _read(transport: Transport, **kwargs) -> list[Delivery]:
+    source = transport.make_source()
+    try:
+        return list(source.read([transport.topic()], **kwargs))
+    finally:
+        source.close()
+
+
+def _by_key(deliveries: list[Delivery]) -> dict[str, list[int]]:
+    seqs = defaultdict(list)
+    for d in deliveries:
+        seqs[d.record["uid"]].append(d.record["seq"])
+    return seqs
+
+
+def test_100k_records_round_trip_in_order_per_key_without_loss_or_duplicates(transport):
+    written = samples.interleaved(100_000, keys=997)
+    _write(transport, written)
+    read = _read(transport)
+    assert [d for d in read if d.error] == []
+    assert len(read) == len(written)
+    assert sorted(d.record["seq"] for d in read) == list(range(len(written)))
+    for uid, seqs in _by_key(read).items():
+        assert seqs == sorted(seqs), f"{uid} out of order"
+    assert read[0].record == next(r for r in written if r["seq"] == read[0].record["seq"])
+
+
+def test_reading_after_stored_offsets_resumes_exactly(transport):
+    _write(transport, samples.interleaved(3_000, keys=7))
+    first = _read(transport)
+    cut = {(d.topic, d.partition): d.offset for d in first[:1_000]}
+    resumed_from = {}
+    for d in first[:1_000]:
+        resumed_from[(d.topic, d.partition)] = d.offset
+    rest = _read(transport, after=resumed_from)
+    seen = {d.record["seq"] for d in first[:1_000]}
+    assert len(rest) + len([d for d in first if (d.topic, d.partition) in cut
+                            and d.offset <= cut[(d.topic, d.partition)]]) == 3_000
+    assert seen.isdisjoint(d.record["seq"] for d in rest)
+
+
+def test_since_and_until_select_a_receive_time_window(transport):
+    _write(transport, samples.interleaved(2_000, keys=5))
+    since = samples.BASE_TIME_US + 500 * 1000
+    until = samples.BASE_TIME_US + 1_499 * 1000
+    seqs = sorted(d.record["seq"] for d in _read(transport, since_us=since, until_us=until))
+    assert seqs == list(range(500, 1_500))
+
+
+def test_new_writer_appends_after_existing_records(transport):
+    records = samples.interleaved(1_000, keys=3)
+    _write(transport, records[:400])
+    _write(transport, records[400:])
+    assert sorted(d.record["seq"] for d in _read(transport)) == list(range(1_000))
+
+
+def test_a_record_with_an_unknown_schema_is_reported_by_position_and_the_rest_decode(transport):
+    records = samples.interleaved(10, keys=1)
+    _write(transport, records[:5])
+    transport.inject_raw(transport.topic(), b"uid-00000", codec.encode(records[5]))
+    _write(transport, records[5:])
+    read = _read(transport)  # one key: one partition, read in offset order
+    assert [d.error is not None for d in read] == [False] * 5 + [True] + [False] * 5
+    bad = read[5]
+    assert "unknown schema fingerprint 0101010101010101" in str(bad.error)
+    assert bad.where() == f"{transport.topic()}/{bad.partition}@{bad.offset}"
+    assert read[4].offset < bad.offset < read[6].offset
+    assert [d.record["seq"] for d in read if d.record] == list(range(10))
+
+
+def test_summaries_count_records_and_receive_times(transport):
+    _write(transport, samples.interleaved(1_234, keys=11))
+    source = transport.make_source()
+    try:
+        assert source.topics(transport.prefix) == [transport.topic()]
+        (summary,) = source.summarize([transport.topic()])
+    finally:
+        source.close()
+    assert summary.records == 1_234
+    assert summary.first_received_us == samples.BASE_TIME_US
+    assert summary.last_received_us == samples.BASE_TIME_US + 1_233 * 1000
+
+
+# --- local log: damage on disk --------------------------------------------------------------
+
+
+def _segment(tmp_path) -> str:
+    topic_dir = tmp_path / "log" / "t.pods"
+    (segment,) = sorted(os.listdir(topic_dir))
+    return str(topic_dir / segment)
+
+
+def test_local_log_torn_tail_loses_nothing_before_it_and_writer_recovers(tmp_path, caplog):
+    transport = _local(tmp_path)
+    records = samples.interleaved(1_000, keys=3)
+    _write(transport, records[:600])  # blocks of 256: 256, 256, 88
+    path = _segment(tmp_path)
+    with open(path, "r+b") as fh:  # a crash in the middle of writing the last block
+        fh.truncate(os.path.getsize(path) - 100)
+    read = _read(transport)
+    assert [d.record["seq"] for d in read] == list(range(512))
+    assert "torn tail" in caplog.text
+    _write(transport, records[512:])  # the writer cuts the torn block off and appends
+    assert [d.record["seq"] for d in _read(transport)] == list(range(1_000))
+
+
+def test_local_log_corrupt_block_is_reported_and_later_blocks_still_decode(tmp_path):
+    transport = _local(tmp_path)
+    _write(transport, samples.interleaved(768, keys=3))  # three blocks of 256
+    path = _segment(tmp_path)
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    header = locallog.read_header(bytes(data))
+    second = list(locallog.scan_blocks(bytes(data), header))[1]
+    middle = (second.position + second.end) // 2
+    data[middle:middle + 64] = os.urandom(64)  # flipped bits inside the compressed records
+    with open(path, "wb") as fh:
+        fh.write(data)
+    read = _read(transport)
+    errors = [d for d in read if d.error]
+    assert len(errors) == 1 and "corrupt block" in str(errors[0].error)
+    assert errors[0].where() == f"t.pods/0@{locallog.make_position(0, second.position, 0)}"
+    seqs = [d.record["seq"] for d in read if d.record]
+    assert seqs == list(range(256)) + list(range(512, 768))
+
+
+def test_local_log_rotates_segments_and_reads_across_them(tmp_path):
+    directory = str(tmp_path / "log")
+    sink = LocalLogSink(directory, max_segment_bytes=8 * 1024, block_records=50)
+    for record in samples.interleaved(2_000, keys=4):
+        sink.send("t.pods", record)
+    sink.close()
+    assert len(os.listdir(os.path.join(directory, "t.pods"))) > 3
+    read = list(LocalLogSource(directory).read(["t.pods"]))
+    assert [d.record["seq"] for d in read] == list(range(2_000))
+    offsets = [d.offset for d in read]
+    assert offsets == sorted(set(offsets))
+
+
+def test_local_log_is_readable_while_being_written(tmp_path):
+    directory = str(tmp_path / "log")
+    sink = LocalLogSink(directory, block_records=100)
+    for record in samples.interleaved(250, keys=2):
+        sink.send("t.pods", record)
+    # Two whole blocks are on disk; the rest waits for a flush.
+    assert len(list(LocalLogSource(directory).read(["t.pods"]))) == 200
+    sink.flush()
+    assert len(list(LocalLogSource(directory).read(["t.pods"]))) == 250
+    sink.close()
+
+
+# --- Kafka: an unreachable broker -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [KafkaSink, KafkaSource], ids=["sink", "source"])
+def test_unreachable_broker_is_a_clear_error_within_the_timeout(make):
+    settings = KafkaSettings(bootstrap="127.0.0.1:9", connect_timeout_s=2)
+    started = time.monotonic()
+    with pytest.raises(TransportError, match=r"127.0.0.1:9 unreachable within 2s"):
+        make(settings)
+    assert time.monotonic() - started < 10
