@@ -1,0 +1,1 @@
+"""ktrace test suite."""
