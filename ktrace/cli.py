@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ktrace import __version__
+from ktrace.commands.record import record
 from ktrace.commands.topics import topics
 from schemas.errors import KtraceError
 
@@ -39,6 +40,7 @@ def cli(log_level: str) -> None:
 
 
 cli.add_command(topics)
+cli.add_command(record)
 
 
 def main() -> None:

@@ -1,0 +1,36 @@
+"""Everything ``ktrace record`` can be told, in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from recorder.informer import InformerSettings
+from schemas.kafka_settings import KafkaSettings
+from schemas.topics import DEFAULT_PREFIX
+
+DEFAULT_OUT = "ktrace-log"
+DEFAULT_SPOOL_BYTES = 1024 * 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordSettings:
+    kubeconfig: str | None = None
+    context: str | None = None
+    kinds: tuple[str, ...] = ()  # empty: the default catalogue
+    namespaces: tuple[str, ...] = ()  # empty: all namespaces
+    kafka: KafkaSettings | None = None
+    topic_prefix: str = DEFAULT_PREFIX
+    cluster: str | None = None  # default: the context name, else the server's host
+    out: str | None = None  # local log directory when no Kafka is given
+    state_dir: str | None = None  # checkpoints (and the spool) live here
+    spool_dir: str | None = None  # default: <state_dir>/spool, else a temporary directory
+    spool_max_bytes: int = DEFAULT_SPOOL_BYTES
+    redact: tuple[str, ...] = ()
+    no_redact: bool = False
+    metrics_port: int | None = None
+    metrics_host: str = "0.0.0.0"
+    duration: float | None = None  # stop after this many seconds
+    flush_interval_s: float = 1.0
+    flush_records: int = 5000
+    queue_size: int = 10_000
+    informer: InformerSettings = field(default_factory=InformerSettings)
