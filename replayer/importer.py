@@ -1,0 +1,186 @@
+"""``ktrace import``: captures made without the recorder, as Deliveries for the loader.
+
+A capture is what ``kubectl get KIND --watch --output-watch-events -o json`` prints: watch
+events ``{"type": …, "object": {…}}``, one per line or pretty-printed one after another
+(plain objects, as printed without ``--output-watch-events``, are taken as ADDED/MODIFIED).
+Such captures have no receive times, so each event's time is derived from the newest
+timestamp inside its object (managedFields, conditions, container states, Event times,
+deletionTimestamp − grace) and marked ``derived:<field>`` in ``raw_events.time_source``.
+Server timestamps have 1 s precision, so derived times do too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Any, Iterator
+
+import orjson
+
+from replayer.sources import Delivery
+from schemas.errors import DecodeError
+from schemas.facts import Obj, parse_time
+from schemas.records import object_record
+
+IMPORT_TOPIC_PREFIX = "import:"
+WATCH_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
+RESOURCES = {
+    "Pod": "pods", "EndpointSlice": "endpointslices", "Event": "events", "Node": "nodes",
+    "Lease": "leases", "ReplicaSet": "replicasets", "Deployment": "deployments",
+    "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs",
+    "PersistentVolumeClaim": "persistentvolumeclaims", "PersistentVolume": "persistentvolumes",
+    "VolumeAttachment": "volumeattachments", "Namespace": "namespaces", "Service": "services",
+    "Endpoints": "endpoints",
+}
+
+
+class BadCaptureItem(DecodeError):
+    """One item of a capture that cannot become a record; ``problem`` names why."""
+
+    def __init__(self, problem: str, detail: str) -> None:
+        super().__init__(detail)
+        self.problem = problem
+
+
+def capture_topic(path: str) -> str:
+    """The tracking topic of a capture file: re-importing it resumes after what was loaded."""
+    return IMPORT_TOPIC_PREFIX + os.path.realpath(path)
+
+
+def read_capture(path: str, *, cluster: str) -> Iterator[Delivery]:
+    """Deliveries for every item of one capture file, offsets = item index from 0."""
+    topic = capture_topic(path)
+    session = IMPORT_TOPIC_PREFIX + os.path.basename(path)
+    clock = DerivedClock()
+    seqs: Counter = Counter()
+    for index, item in enumerate(split_json_items(_read_text(path))):
+        try:
+            event_type, obj = _watch_event(item, clock)
+        except BadCaptureItem as exc:
+            yield Delivery(topic, 0, index, None, exc)
+            continue
+        kind = obj.get("kind") or ""
+        resource = RESOURCES.get(kind, kind.lower() + "s")
+        received, source = clock.time_of(obj)
+        record = object_record(
+            cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
+            resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,
+            time_source=source)
+        seqs[resource] += 1
+        yield Delivery(topic, 0, index, record)
+
+
+def split_json_items(text: str) -> Iterator[Obj | BadCaptureItem]:
+    """Top-level JSON values of ``text``: a line at a time where lines are whole values
+    (fast), else by incremental decoding; garbage is skipped to the next line starting '{'."""
+    decoder, pos, size = json.JSONDecoder(), 0, len(text)
+    while True:
+        while pos < size and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= size:
+            return
+        eol = text.find("\n", pos)
+        eol = size if eol < 0 else eol
+        try:
+            yield orjson.loads(text[pos:eol])
+            pos = eol + 1
+            continue
+        except orjson.JSONDecodeError:
+            pass
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+            yield value
+        except json.JSONDecodeError as exc:
+            yield BadCaptureItem("malformed_json", f"malformed JSON at line {exc.lineno}: {exc.msg}")
+            nxt = text.find("\n{", pos)
+            pos = size if nxt < 0 else nxt + 1
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as fh:
+        return fh.read().decode("utf-8", errors="replace")
+
+
+def _watch_event(item: Any, clock: "DerivedClock") -> tuple[str, Obj]:
+    if isinstance(item, BadCaptureItem):
+        raise item
+    if not isinstance(item, dict):
+        raise BadCaptureItem("malformed_json", f"not a JSON object: {type(item).__name__}")
+    if "object" in item and "type" in item:
+        event_type, obj = item["type"], item["object"]
+        if event_type not in WATCH_TYPES:
+            raise BadCaptureItem("watch_error", f"watch event {event_type}: {_status_message(obj)}")
+    else:  # a bare object, as printed without --output-watch-events
+        obj = item
+        uid = (obj.get("metadata") or {}).get("uid")
+        event_type = "MODIFIED" if clock.seen(uid) else "ADDED"
+    if not isinstance(obj, dict) or not obj.get("kind"):
+        raise BadCaptureItem("malformed_json", "watch event without an object kind")
+    return event_type, obj
+
+
+def _status_message(obj: Any) -> str:
+    if isinstance(obj, dict):
+        return str(obj.get("message") or obj.get("reason") or "no message")
+    return "no message"
+
+
+class DerivedClock:
+    """Times for events without receive times: the newest timestamp in the object, never
+    earlier than the object's previous event (one object's events are in order)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+
+    def seen(self, uid: str | None) -> bool:
+        return uid in self._last
+
+    def time_of(self, obj: Obj) -> tuple[int, str]:
+        stamp, field = newest_timestamp(obj)
+        uid = (obj.get("metadata") or {}).get("uid") or ""
+        previous = self._last.get(uid)
+        if previous is not None and (stamp is None or stamp < previous):
+            stamp, field = previous, "previous"
+        stamp = 0 if stamp is None else stamp
+        self._last[uid] = stamp
+        return stamp, f"derived:{field or 'none'}"
+
+
+def newest_timestamp(obj: Obj) -> tuple[int | None, str | None]:
+    """(µs, field name) of the newest time the object itself carries."""
+    best: tuple[int | None, str | None] = (None, None)
+    for field, value in _timestamps(obj):
+        if value is not None and (best[0] is None or value > best[0]):
+            best = (value, field)
+    return best
+
+
+def _timestamps(obj: Obj) -> Iterator[tuple[str, int | None]]:
+    md, status, spec = obj.get("metadata") or {}, obj.get("status") or {}, obj.get("spec") or {}
+    yield "creationTimestamp", parse_time(md.get("creationTimestamp"))
+    for entry in md.get("managedFields") or ():
+        yield "managedFields", parse_time(entry.get("time"))
+    deletion = parse_time(md.get("deletionTimestamp"))
+    if deletion is not None:
+        yield "deletionTimestamp-grace", deletion - (md.get("deletionGracePeriodSeconds") or 0) * 1_000_000
+    for cond in status.get("conditions") or () if isinstance(status, dict) else ():
+        yield "conditions", parse_time(cond.get("lastTransitionTime"))
+    yield "startTime", parse_time(status.get("startTime") if isinstance(status, dict) else None)
+    for cs in _container_statuses(status):
+        for state in (cs.get("state") or {}).values():
+            yield "containerStatuses", parse_time((state or {}).get("startedAt"))
+            yield "containerStatuses", parse_time((state or {}).get("finishedAt"))
+    if obj.get("kind") == "Event":
+        for key in ("eventTime", "firstTimestamp", "lastTimestamp", "deprecatedLastTimestamp"):
+            yield "eventTime", parse_time(obj.get(key))
+        yield "eventTime", parse_time((obj.get("series") or {}).get("lastObservedTime"))
+    if obj.get("kind") == "Lease":
+        yield "renewTime", parse_time(spec.get("renewTime"))
+
+
+def _container_statuses(status: Any) -> Iterator[dict]:
+    if not isinstance(status, dict):
+        return
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        yield from status.get(key) or ()

@@ -1,0 +1,278 @@
+"""Loads Deliveries into the replay database in batches, with the positions they came from.
+
+Each batch's rows and the ``(topic, partition, offset)`` it reached are written in one DuckDB
+transaction, so a killed load loses only its open batch and a re-run resumes exactly after
+what was committed (the eventsourcing "tracking record" pattern). What cannot be loaded as it
+came — decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
+written to ``load_problems``, never fatal and never a wrong row.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import duckdb
+
+from replayer.rows import RowBatch
+from replayer.sources import Delivery, PartitionKey
+from schemas.codec import Record
+from schemas.facts import EXTRACTORS
+from schemas.records import MARKER_TYPES
+
+OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
+
+
+@dataclass
+class LoadStats:
+    deliveries: int = 0
+    loaded: int = 0
+    duplicates: int = 0
+    problems: Counter = field(default_factory=Counter)
+    kinds: Counter = field(default_factory=Counter)
+    filtered: int = 0
+
+    def problem_count(self) -> int:
+        return sum(self.problems.values())
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records a load keeps (the rest still advance the positions)."""
+
+    namespace: str | None = None
+    cluster: str | None = None
+
+    def keeps(self, record: Record) -> bool:
+        if self.cluster is not None and record["cluster"] != self.cluster:
+            return False
+        ns = record.get("namespace")
+        return self.namespace is None or ns is None or ns == self.namespace
+
+    def describe(self) -> str:
+        return f"namespace={self.namespace or '*'} cluster={self.cluster or '*'}"
+
+
+class Loader:
+    """One load run into an open database; create it, then call ``load``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, source: str, *,
+                 keep: RecordFilter = RecordFilter(), batch_size: int = 5000) -> None:
+        self.con, self.keep, self.batch_size = con, keep, batch_size
+        self.stats = LoadStats()
+        self.positions: dict[PartitionKey, int] = dict(
+            ((t, p), o) for t, p, o in con.execute("SELECT * FROM load_positions").fetchall())
+        self.next_id = con.execute("SELECT coalesce(max(event_id), 0) + 1 FROM raw_events").fetchone()[0]
+        self.load_id = con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchone()[0]
+        self.latest = _latest_versions(con)
+        self.markers_seen = {tuple(r) for r in con.execute(
+            "SELECT session, resource, seq, type FROM markers JOIN raw_events USING (event_id)"
+        ).fetchall()}
+        con.execute("INSERT INTO loads VALUES (?, ?, now()::TIMESTAMP, NULL, 0, 0, 0, 0)",
+                    [self.load_id, source])
+        self._reset_batch()
+
+    def load(self, deliveries: Iterable[Delivery | None], *,
+             on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
+        """Load ``deliveries``; a None item means "nothing new for a while": flush."""
+        for delivery in deliveries:
+            if delivery is not None:
+                self._take(delivery)
+            if len(self.batch) >= self.batch_size or (delivery is None and self._pending):
+                self.flush()
+                if on_batch:
+                    on_batch(self.stats)
+        self.flush()
+        self.con.execute("UPDATE loads SET finished_at = now()::TIMESTAMP WHERE load_id = ?",
+                         [self.load_id])
+        return self.stats
+
+    def flush(self) -> None:
+        """Write the open batch, its problems and positions in one transaction."""
+        self.con.begin()
+        try:
+            for name, table in self.batch.tables():
+                self._insert(name, table)
+            self._write_positions_and_problems()
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
+        self._reset_batch()
+
+    # --- one delivery ---------------------------------------------------------------------
+
+    def _take(self, d: Delivery) -> None:
+        key = (d.topic, d.partition)
+        last = self.positions.get(key)
+        if last is not None and d.offset <= last:
+            self._problem(d, "out_of_order_offset", f"offset {d.offset} after {last}")
+            return
+        self.positions[key] = d.offset
+        self._pending = True
+        self.stats.deliveries += 1
+        if d.error is not None or d.record is None:
+            self._problem(d, getattr(d.error, "problem", "decode_error"), str(d.error or "no record"))
+        elif not self.keep.keeps(d.record):
+            self.stats.filtered += 1
+        else:
+            self._take_record(d, d.record)
+
+    def _take_record(self, d: Delivery, r: Record) -> None:
+        rtype = r.get("type")
+        if rtype in MARKER_TYPES:
+            key = (r["session"], r["resource"], r["seq"], rtype)
+            if key in self.markers_seen:
+                self._duplicate(d, f"marker {rtype} seq {r['seq']}")
+                return
+            self.markers_seen.add(key)
+        elif rtype in OBJECT_TYPES:
+            if not r.get("uid"):
+                self._problem(d, "missing_uid", f"{rtype} {r.get('kind')} without uid")
+                return
+            if not self._check_version(d, r, rtype):
+                return
+            if r.get("kind") not in EXTRACTORS:
+                self.unknown_kinds[r.get("kind") or "(none)"] += 1
+        else:
+            self._problem(d, "unknown_type", f"event type {rtype!r}")
+            return
+        self._add(d, r)
+
+    def _check_version(self, d: Delivery, r: Record, rtype: str) -> bool:
+        """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
+        uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
+        latest_rv, types = self.latest.get(uid, (None, set()))
+        if rv is not None and latest_rv is not None and rv < latest_rv:
+            if self._seen_before(uid, rv_text, rtype):
+                self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
+                return False
+            self._problem(d, "out_of_order", f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
+            self.batch_keys.add((uid, rv_text, rtype))
+            return True
+        if rv == latest_rv and rtype in types:
+            self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
+            return False
+        if rv is None or latest_rv is None or rv > latest_rv:
+            self.latest[uid] = (rv, {rtype})
+        else:
+            types.add(rtype)
+        return True
+
+    def _seen_before(self, uid: str, rv_text: str | None, rtype: str) -> bool:
+        if (uid, rv_text, rtype) in self.batch_keys:
+            return True
+        return self.con.execute(
+            "SELECT count(*) FROM raw_events WHERE uid = ? AND resource_version = ? AND type = ?",
+            [uid, rv_text, rtype]).fetchone()[0] > 0
+
+    def _add(self, d: Delivery, r: Record) -> None:
+        text = None
+        if r.get("object") is not None:
+            try:
+                text = r["object"].decode("utf-8")
+            except UnicodeDecodeError:
+                self._problem(d, "malformed_json", "object is not UTF-8")
+        self.batch.add(self.next_id, d.topic, d.partition, d.offset, r, text,
+                       r.get("timeSource") or "received")
+        self.next_id += 1
+        self.stats.loaded += 1
+        self.stats.kinds[r.get("kind") or r.get("type")] += 1
+
+    def _duplicate(self, d: Delivery, detail: str) -> None:
+        self.stats.duplicates += 1
+        self._problem(d, "duplicate", detail, counted=False)
+
+    def _problem(self, d: Delivery, problem: str, detail: str, *, counted: bool = True) -> None:
+        if counted:
+            self.stats.problems[problem] += 1
+        self.problem_rows.append((self.load_id, d.topic, d.partition, d.offset, problem, detail))
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def _insert(self, name: str, table) -> None:
+        self.con.register("_batch", table)
+        try:
+            if name == "raw_events":
+                self._report_bad_json()
+                self.con.execute(
+                    "INSERT INTO raw_events SELECT * REPLACE (CASE WHEN json_valid(object) "
+                    "THEN object END AS object) FROM _batch")
+            else:
+                self.con.execute(f"INSERT INTO {name} SELECT * FROM _batch")
+        finally:
+            self.con.unregister("_batch")
+
+    def _report_bad_json(self) -> None:
+        bad = self.con.execute(
+            "SELECT topic, \"partition\", \"offset\", kind, uid FROM _batch "
+            "WHERE object IS NOT NULL AND NOT json_valid(object)").fetchall()
+        for topic, partition, offset, kind, uid in bad:
+            self.stats.problems["malformed_json"] += 1
+            self.problem_rows.append((self.load_id, topic, partition, offset, "malformed_json",
+                                      f"{kind} {uid}: object is not valid JSON (stored as NULL)"))
+
+    def _write_positions_and_problems(self) -> None:
+        for kind, count in self.unknown_kinds.items():
+            self.stats.problems["unknown_kind"] += count
+            self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
+                                      f"{kind}: {count} records loaded without typed facts"))
+        if self.positions:
+            self.con.executemany("INSERT OR REPLACE INTO load_positions VALUES (?, ?, ?)",
+                                 [(t, p, o) for (t, p), o in self.positions.items()])
+        if self.problem_rows:
+            self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
+                                 self.problem_rows)
+        s = self.stats
+        self.con.execute(
+            "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
+            "WHERE load_id = ?",
+            [s.deliveries, s.loaded, s.duplicates, s.problem_count(), self.load_id])
+
+    def _reset_batch(self) -> None:
+        self.batch = RowBatch()
+        self.batch_keys: set[tuple] = set()
+        self.problem_rows: list[tuple] = []
+        self.unknown_kinds: Counter = Counter()
+        self._pending = False
+
+
+def _latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int | None, set[str]]]:
+    """uid → (highest resourceVersion loaded, the event types loaded at it)."""
+    rows = con.execute(
+        "SELECT uid, rv, list(DISTINCT type) FROM ("
+        "  SELECT uid, rv, type, max(rv) OVER (PARTITION BY uid) AS top FROM raw_events"
+        "  WHERE uid IS NOT NULL) WHERE rv = top OR top IS NULL GROUP BY uid, rv").fetchall()
+    return {uid: (rv, set(types)) for uid, rv, types in rows}
+
+
+def with_ticks(deliveries: Iterable[Delivery], tick_s: float) -> Iterator[Delivery | None]:
+    """Deliveries from a (possibly blocking, following) source, with a None whenever none
+    arrived for ``tick_s``, so the loader commits what it has while the source waits."""
+    items: queue.Queue = queue.Queue(maxsize=10_000)
+    end = object()
+
+    def pump() -> None:
+        try:
+            for delivery in deliveries:
+                items.put(delivery)
+            items.put(end)
+        except BaseException as exc:  # re-raised in the loading thread
+            items.put(exc)
+
+    threading.Thread(target=pump, name="ktrace-source", daemon=True).start()
+    while True:
+        try:
+            item = items.get(timeout=tick_s)
+        except queue.Empty:
+            yield None
+            continue
+        if item is end:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+

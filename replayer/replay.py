@@ -1,0 +1,78 @@
+"""Load a recording (Kafka, local log) or kubectl captures into a replay database."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import duckdb
+
+from replayer import db
+from replayer.importer import read_capture
+from replayer.loader import Loader, LoadStats, RecordFilter, with_ticks
+from replayer.sources import Source
+
+FOLLOW_TICK_S = 1.0
+FILTER_KEY = "load_filter"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a database holds after a load, for the closing lines of ``replay``/``import``."""
+
+    stats: LoadStats
+    records: int
+    kinds: list[tuple[str, int]]
+    first: object
+    last: object
+    gaps: int
+    problems: list[tuple[str, int]]
+
+
+def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, prefix: str,
+           keep: RecordFilter = RecordFilter(), since_us: int | None = None,
+           until_us: int | None = None, follow: bool = False,
+           on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
+    """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
+    check_filter(con, keep)
+    loader = Loader(con, source_name, keep=keep)
+    deliveries = source.read(source.topics(prefix), after=loader.positions,
+                             since_us=since_us, until_us=until_us, follow=follow)
+    try:
+        stats = loader.load(with_ticks(deliveries, FOLLOW_TICK_S) if follow else deliveries,
+                            on_batch=on_batch)
+    except KeyboardInterrupt:  # --follow ends with ^C: keep what was loaded
+        loader.flush()
+        stats = loader.stats
+    return summarize(con, stats)
+
+
+def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, cluster: str,
+                    keep: RecordFilter = RecordFilter(),
+                    on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
+    """Load kubectl watch captures; re-importing a file loads only what it gained since."""
+    check_filter(con, keep)
+    loader = Loader(con, "import " + " ".join(paths), keep=keep)
+    deliveries = itertools.chain.from_iterable(read_capture(p, cluster=cluster) for p in paths)
+    return summarize(con, loader.load(deliveries, on_batch=on_batch))
+
+
+def check_filter(con: duckdb.DuckDBPyConnection, keep: RecordFilter) -> None:
+    """A database is loaded with one filter: resuming with another would leave holes."""
+    previous = db.meta(con, FILTER_KEY)
+    if previous is not None and previous != keep.describe():
+        raise db.DatabaseError(f"this database was loaded with {previous}; load with the same "
+                               f"-n/--cluster, or start over with --rebuild")
+    db.set_meta(con, FILTER_KEY, keep.describe())
+
+
+def summarize(con: duckdb.DuckDBPyConnection, stats: LoadStats) -> Summary:
+    records, first, last = con.execute(
+        "SELECT count(*), min(received_at), max(received_at) FROM raw_events").fetchone()
+    kinds = con.execute("SELECT coalesce(kind, type), count(*) FROM raw_events "
+                        "GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
+    gaps = con.execute("SELECT count(*) FROM gaps WHERE category = 'unseen'").fetchone()[0]
+    problems = con.execute("SELECT problem, count(*) FROM load_problems "
+                           "GROUP BY ALL ORDER BY 2 DESC, 1").fetchall()
+    return Summary(stats, records, kinds, first, last, gaps, problems)

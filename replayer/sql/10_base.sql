@@ -1,0 +1,96 @@
+-- Building blocks: one object's versions in order, objects as they were at a moment, and
+-- each pod's presence in EndpointSlices over time. Documented in docs/projections.md.
+
+-- Every version of every object, ordered by resourceVersion within the object (design §4).
+-- version_no counts from 1; is_live is false for LISTED/inferred records, whose receive
+-- time says when we looked, not when the change happened.
+CREATE OR REPLACE VIEW object_versions AS
+SELECT r.* EXCLUDE (object),
+       row_number() OVER w AS version_no,
+       lead(r.received_at) OVER w AS next_received_at,
+       r.type IN ('ADDED', 'MODIFIED', 'DELETED') AND NOT r.inferred AS is_live
+FROM raw_events r
+WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
+WINDOW w AS (PARTITION BY r.uid ORDER BY r.rv NULLS LAST, r.event_id);
+
+-- Every object as it was at ``ts``: its newest version received at or before ts, unless
+-- that version says it was deleted.
+CREATE OR REPLACE MACRO state_at(ts) AS TABLE
+SELECT * EXCLUDE (newest) FROM (
+    SELECT r.*, row_number() OVER (PARTITION BY r.uid ORDER BY r.rv DESC NULLS LAST,
+                                   r.event_id DESC) AS newest
+    FROM raw_events r
+    WHERE r.uid IS NOT NULL AND r.received_at <= ts)
+WHERE newest = 1 AND type NOT IN ('DELETED', 'INFERRED_DELETED');
+
+-- The end of the data: the default "now" of stuck_at and friends.
+CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);
+
+-- Pod versions with their typed facts and the conditions and container counts the
+-- lifecycle needs (non-init containers only).
+CREATE OR REPLACE VIEW pod_versions AS
+WITH cs AS (
+    SELECT event_id, count(*) AS containers,
+           count(*) FILTER (WHERE state = 'running') AS containers_running,
+           count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
+           min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
+           list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes
+    FROM containers WHERE NOT init GROUP BY event_id),
+cond AS (
+    SELECT event_id,
+           any_value(status) FILTER (WHERE type = 'Ready') AS ready_status,
+           any_value(last_transition) FILTER (WHERE type = 'Ready') AS ready_transition,
+           any_value(last_transition) FILTER (WHERE type = 'PodScheduled' AND status = 'True')
+               AS scheduled_transition
+    FROM conditions WHERE kind = 'Pod' GROUP BY event_id)
+SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prestop,
+       p.claim_names, cond.ready_status, cond.ready_transition, cond.scheduled_transition,
+       coalesce(cs.containers, 0) AS containers,
+       coalesce(cs.containers_running, 0) AS containers_running,
+       coalesce(cs.containers_terminated, 0) AS containers_terminated,
+       cs.containers_started_at, cs.containers_finished_at, cs.exit_codes
+FROM object_versions v JOIN pods p USING (event_id)
+LEFT JOIN cs USING (event_id) LEFT JOIN cond USING (event_id)
+WHERE v.kind = 'Pod';
+
+-- One row per stretch of time a pod (targetRef uid) had one state in one EndpointSlice:
+-- state is ready, serving (ready=false, serving=true: terminating but still serving),
+-- not_ready, or absent (left the slice, or the slice was deleted). until_at is NULL for
+-- the stretch still open at the end of the data.
+CREATE OR REPLACE VIEW endpoint_membership AS
+WITH slice_versions AS (
+    SELECT event_id, uid AS slice_uid, namespace, type, rv, received_at,
+           labels['kubernetes.io/service-name'] AS service
+    FROM raw_events WHERE kind = 'EndpointSlice' AND uid IS NOT NULL),
+targets AS (
+    SELECT e.slice_uid, e.target_uid, any_value(e.target_name) AS pod
+    FROM endpoints e WHERE e.target_uid IS NOT NULL GROUP BY ALL),
+grid AS (
+    SELECT v.*, t.target_uid, t.pod, e.addresses, e.ready, e.serving, e.terminating,
+           CASE WHEN e.event_id IS NULL OR v.type IN ('DELETED', 'INFERRED_DELETED')
+                THEN 'absent'
+                WHEN e.ready IS NOT FALSE THEN 'ready'
+                WHEN e.serving THEN 'serving'
+                ELSE 'not_ready' END AS state
+    FROM slice_versions v JOIN targets t USING (slice_uid)
+    LEFT JOIN endpoints e ON e.event_id = v.event_id AND e.target_uid = t.target_uid),
+ordered AS (
+    SELECT *, sum(CASE WHEN state = 'absent' THEN 0 ELSE 1 END)
+                  OVER (PARTITION BY slice_uid, target_uid ORDER BY rv, event_id) AS seen,
+              lag(state) OVER (PARTITION BY slice_uid, target_uid ORDER BY rv, event_id)
+                  AS prev_state
+    FROM grid),
+islands AS (
+    SELECT *, sum(CASE WHEN prev_state IS DISTINCT FROM state THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY slice_uid, target_uid ORDER BY rv, event_id) AS island
+    FROM ordered WHERE seen > 0)
+SELECT slice_uid, any_value(service) AS service, any_value(namespace) AS namespace,
+       target_uid AS pod_uid, any_value(pod) AS pod, state,
+       arg_min(ready, rv) AS ready, arg_min(serving, rv) AS serving,
+       arg_min(terminating, rv) AS terminating, arg_min(addresses, rv) AS addresses,
+       min(received_at) AS since_at,
+       lead(min(received_at)) OVER (PARTITION BY slice_uid, target_uid ORDER BY island)
+           AS until_at,
+       arg_min(event_id, rv) AS since_event_id
+FROM islands
+GROUP BY slice_uid, target_uid, island, state;

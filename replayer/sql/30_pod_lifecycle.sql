@@ -1,0 +1,53 @@
+-- pod_lifecycle: one row per pod uid — every step's time and the durations between them.
+-- Startup phases follow clusterloader2's pod startup latency: create (creationTimestamp) →
+-- schedule (PodScheduled transition) → run (container start, kubelet clock) → watch (the
+-- moment the watch saw it running). Deletion phases use observed times: request →
+-- endpoint not ready → kill → containers stopped → deleted. Durations are seconds (DOUBLE).
+
+CREATE OR REPLACE VIEW pod_lifecycle AS
+WITH steps AS (
+    SELECT uid, any_value(namespace) AS namespace, any_value(pod) AS pod,
+           any_value(time) FILTER (WHERE step = 'created') AS created_seen_at,
+           any_value(server_at) FILTER (WHERE step = 'created') AS created_at,
+           any_value(time) FILTER (WHERE step = 'scheduled') AS scheduled_seen_at,
+           any_value(server_at) FILTER (WHERE step = 'scheduled') AS scheduled_server_at,
+           any_value(detail) FILTER (WHERE step = 'scheduled') AS node,
+           any_value(server_at) FILTER (WHERE step = 'running') AS run_at,
+           any_value(time) FILTER (WHERE step = 'running') AS watch_running_at,
+           any_value(time) FILTER (WHERE step = 'ready') AS ready_at,
+           any_value(time) FILTER (WHERE step = 'in_endpoints') AS in_endpoints_at,
+           any_value(time) FILTER (WHERE step = 'deletion_requested') AS deletion_requested_at,
+           any_value(time) FILTER (WHERE step = 'endpoint_not_ready') AS endpoint_not_ready_at,
+           any_value(time) FILTER (WHERE step = 'killing') AS kill_at,
+           any_value(time) FILTER (WHERE step = 'containers_stopped') AS containers_stopped_at,
+           any_value(server_at) FILTER (WHERE step = 'containers_stopped')
+               AS containers_finished_at,
+           any_value(time) FILTER (WHERE step = 'terminal') AS terminal_at,
+           any_value(time) FILTER (WHERE step = 'endpoint_removed') AS endpoint_removed_at,
+           any_value(time) FILTER (WHERE step = 'deleted') AS deleted_at,
+           count(*) AS steps
+    FROM pod_transitions GROUP BY uid),
+owners AS (
+    SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
+    FROM owner_refs o JOIN raw_events r USING (event_id)
+    WHERE r.kind = 'Pod' AND o.controller GROUP BY o.uid)
+SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
+       s.created_at, coalesce(s.scheduled_server_at, s.scheduled_seen_at) AS scheduled_at,
+       s.run_at, s.watch_running_at, s.ready_at, s.in_endpoints_at,
+       s.deletion_requested_at, s.endpoint_not_ready_at, s.kill_at, s.containers_stopped_at,
+       s.containers_finished_at, s.terminal_at, s.endpoint_removed_at, s.deleted_at,
+       epoch(coalesce(s.scheduled_server_at, s.scheduled_seen_at) - s.created_at)
+           AS create_to_schedule_s,
+       epoch(s.run_at - coalesce(s.scheduled_server_at, s.scheduled_seen_at)) AS schedule_to_run_s,
+       epoch(s.watch_running_at - s.run_at) AS run_to_watch_s,
+       epoch(s.watch_running_at - coalesce(s.scheduled_server_at, s.scheduled_seen_at))
+           AS schedule_to_watch_s,
+       epoch(s.watch_running_at - s.created_at) AS startup_s,
+       epoch(s.in_endpoints_at - s.ready_at) AS ready_to_endpoints_s,
+       epoch(s.endpoint_not_ready_at - s.deletion_requested_at) AS request_to_endpoint_not_ready_s,
+       epoch(s.kill_at - s.deletion_requested_at) AS request_to_kill_s,
+       epoch(s.containers_stopped_at - s.deletion_requested_at) AS request_to_stopped_s,
+       epoch(s.containers_stopped_at - s.kill_at) AS kill_to_stopped_s,
+       epoch(s.deleted_at - s.containers_stopped_at) AS stopped_to_deleted_s,
+       epoch(s.deleted_at - s.deletion_requested_at) AS request_to_deleted_s
+FROM steps s LEFT JOIN owners o USING (uid);

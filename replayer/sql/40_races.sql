@@ -1,0 +1,109 @@
+-- The rollout race (design §5): for each terminating pod behind a Service, when its
+-- endpoint stopped being ready (turned not-ready/terminating, or left the slice) versus
+-- when its containers stopped. kube-proxy's own programming delay is invisible in watch
+-- events, so containers stopping less than margin_s after the endpoint went off are
+-- flagged too. Documented in docs/projections.md.
+
+CREATE OR REPLACE MACRO races_with(margin_s) AS TABLE
+WITH marked AS (
+    SELECT *, max(since_at) FILTER (WHERE state = 'ready')
+                  OVER (PARTITION BY pod_uid) AS last_ready_at
+    FROM endpoint_membership),
+off AS (
+    SELECT pod_uid, any_value(service) AS service,
+           min(since_at) AS endpoint_off_at,
+           arg_min(state, since_at) AS off_state,
+           arg_min(since_event_id, since_at) AS off_event_id
+    FROM marked WHERE state <> 'ready' AND since_at > last_ready_at GROUP BY pod_uid),
+served AS (
+    SELECT DISTINCT pod_uid FROM endpoint_membership WHERE state = 'ready'),
+stopped AS (
+    SELECT uid, evidence_event_id AS stopped_event_id FROM pod_transitions
+    WHERE step = 'containers_stopped'),
+requested AS (
+    SELECT uid, evidence_event_id AS request_event_id FROM pod_transitions
+    WHERE step = 'deletion_requested')
+SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint_off_at,
+       o.off_state, l.containers_stopped_at,
+       epoch(o.endpoint_off_at - l.containers_stopped_at) AS exposed_s,
+       epoch(o.endpoint_off_at - l.deletion_requested_at) AS request_to_endpoint_off_s,
+       CASE WHEN o.endpoint_off_at IS NULL OR l.containers_stopped_at IS NULL THEN 'unknown'
+            WHEN l.containers_stopped_at < o.endpoint_off_at THEN 'stopped_before_endpoint_off'
+            WHEN epoch(l.containers_stopped_at - o.endpoint_off_at) < margin_s
+                THEN 'within_margin'
+            ELSE 'ok' END AS verdict,
+       [q.request_event_id, o.off_event_id, s.stopped_event_id] AS evidence
+FROM pod_lifecycle l JOIN served v ON v.pod_uid = l.uid
+LEFT JOIN off o ON o.pod_uid = l.uid
+LEFT JOIN stopped s ON s.uid = l.uid LEFT JOIN requested q ON q.uid = l.uid
+WHERE l.deletion_requested_at IS NOT NULL;
+
+CREATE OR REPLACE VIEW races AS SELECT * FROM races_with(1.0);
+
+-- The distribution of "deletion requested → endpoint off" and the preStop delay that
+-- would have covered it: its 99th percentile plus the dataplane margin, rounded up.
+CREATE OR REPLACE MACRO race_summary_with(margin_s) AS TABLE
+SELECT count(*) AS pods,
+       count(*) FILTER (WHERE verdict = 'stopped_before_endpoint_off') AS stopped_before_endpoint_off,
+       count(*) FILTER (WHERE verdict = 'within_margin') AS within_margin,
+       count(*) FILTER (WHERE verdict = 'ok') AS ok,
+       count(*) FILTER (WHERE verdict = 'unknown') AS unknown,
+       quantile_cont(request_to_endpoint_off_s, 0.5) AS p50_request_to_endpoint_off_s,
+       quantile_cont(request_to_endpoint_off_s, 0.9) AS p90_request_to_endpoint_off_s,
+       quantile_cont(request_to_endpoint_off_s, 0.99) AS p99_request_to_endpoint_off_s,
+       max(request_to_endpoint_off_s) AS max_request_to_endpoint_off_s,
+       max(exposed_s) FILTER (WHERE exposed_s > 0) AS max_exposed_s,
+       ceil(greatest(quantile_cont(request_to_endpoint_off_s, 0.99), 0) + margin_s)::INTEGER
+           AS suggested_prestop_s
+FROM races_with(margin_s);
+
+-- Capacity dips: stretches when a Service had fewer ready endpoints than its Deployment's
+-- desired replicas, after it had first reached them (new pods Ready after old ones left).
+CREATE OR REPLACE VIEW capacity_dips AS
+WITH changes AS (
+    SELECT *, lag(state) OVER (PARTITION BY slice_uid, pod_uid ORDER BY since_at) AS prev
+    FROM endpoint_membership),
+deltas AS (
+    SELECT namespace, service, since_at AS time, pod,
+           CASE WHEN state = 'ready' AND prev IS DISTINCT FROM 'ready' THEN 1
+                WHEN state <> 'ready' AND prev = 'ready' THEN -1 ELSE 0 END AS delta
+    FROM changes),
+counts AS (
+    SELECT namespace, service, time, sum(delta) AS delta,
+           list(pod) FILTER (WHERE delta < 0) AS pods_off,
+           list(pod) FILTER (WHERE delta > 0) AS pods_on
+    FROM deltas WHERE delta <> 0 GROUP BY ALL),
+running AS (
+    SELECT *, sum(delta) OVER (PARTITION BY namespace, service ORDER BY time) AS ready_count
+    FROM counts),
+service_deployment AS (
+    SELECT m.namespace, m.service, any_value(d.owner_uid) AS deploy_uid,
+           any_value(d.owner_name) AS deployment
+    FROM endpoint_membership m
+    JOIN owner_refs p ON p.uid = m.pod_uid AND p.owner_kind = 'ReplicaSet' AND p.controller
+    JOIN owner_refs d ON d.uid = p.owner_uid AND d.owner_kind = 'Deployment' AND d.controller
+    GROUP BY ALL),
+desired AS (
+    SELECT r.uid AS deploy_uid, r.received_at, w.replicas
+    FROM workloads w JOIN raw_events r USING (event_id) WHERE w.kind = 'Deployment'),
+sized AS (
+    SELECT c.*, sd.deployment, d.replicas AS desired
+    FROM running c JOIN service_deployment sd USING (namespace, service)
+    ASOF JOIN desired d ON d.deploy_uid = sd.deploy_uid AND c.time >= d.received_at),
+flagged AS (
+    SELECT *, max(CASE WHEN ready_count >= desired THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY namespace, service ORDER BY time) AS reached,
+              ready_count < desired AS below,
+              lead(time) OVER (PARTITION BY namespace, service ORDER BY time) AS next_at
+    FROM sized),
+islands AS (
+    SELECT *, sum(CASE WHEN below THEN 0 ELSE 1 END)
+                  OVER (PARTITION BY namespace, service ORDER BY time) AS island
+    FROM flagged WHERE reached = 1)
+SELECT namespace, service, any_value(deployment) AS deployment, max(desired) AS desired,
+       min(ready_count) AS min_ready, min(time) AS start_at, max(next_at) AS end_at,
+       epoch(max(next_at) - min(time)) AS duration_s,
+       flatten(list(pods_off) FILTER (WHERE pods_off IS NOT NULL)) AS pods_off,
+       flatten(list(pods_on) FILTER (WHERE pods_on IS NOT NULL)) AS pods_on
+FROM islands WHERE below
+GROUP BY namespace, service, island;

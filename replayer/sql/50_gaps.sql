@@ -1,0 +1,84 @@
+-- gaps: what went slowly (category 'slow': a pod_lifecycle duration over its threshold)
+-- and what the recording did not see (category 'unseen': GAP records, the time between a
+-- session's end or loss and the next session, holes in a session's sequence numbers).
+-- Documented in docs/projections.md.
+
+CREATE TABLE IF NOT EXISTS gap_thresholds (
+    name VARCHAR PRIMARY KEY, seconds DOUBLE, meaning VARCHAR);
+INSERT OR IGNORE INTO gap_thresholds VALUES
+    ('create_to_schedule_s', 5, 'pod waited for the scheduler'),
+    ('schedule_to_run_s', 30, 'kubelet took long to start the containers (image pulls, volumes)'),
+    ('run_to_watch_s', 5, 'status reached the API server late'),
+    ('ready_to_endpoints_s', 5, 'endpointslice controller added the ready pod late'),
+    ('request_to_endpoint_not_ready_s', 5, 'endpoint kept receiving traffic after deletion'),
+    ('stopped_to_deleted_s', 10, 'pod object lingered after its containers stopped'),
+    ('request_to_deleted_s', 60, 'deletion took long overall');
+
+CREATE OR REPLACE VIEW slow_steps AS
+WITH durations AS (
+    UNPIVOT (SELECT uid, namespace, pod, create_to_schedule_s, schedule_to_run_s,
+                    run_to_watch_s, ready_to_endpoints_s, request_to_endpoint_not_ready_s,
+                    stopped_to_deleted_s, request_to_deleted_s,
+                    created_at, scheduled_at, run_at, ready_at, deletion_requested_at,
+                    containers_stopped_at
+             FROM pod_lifecycle)
+    ON create_to_schedule_s, schedule_to_run_s, run_to_watch_s, ready_to_endpoints_s,
+       request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
+    INTO NAME step VALUE seconds)
+SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
+       CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
+                   WHEN 'schedule_to_run_s' THEN d.scheduled_at
+                   WHEN 'run_to_watch_s' THEN d.run_at
+                   WHEN 'ready_to_endpoints_s' THEN d.ready_at
+                   WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
+                   ELSE d.deletion_requested_at END AS start_at
+FROM durations d JOIN gap_thresholds t ON t.name = d.step
+WHERE d.seconds > t.seconds;
+
+CREATE OR REPLACE VIEW unseen_stretches AS
+WITH sessions AS (
+    SELECT cluster, session, min(received_at) AS first_at, max(received_at) AS last_at,
+           bool_or(type = 'SESSION_END') AS ended,
+           arg_max(event_id, received_at) AS last_event_id
+    FROM raw_events WHERE NOT starts_with(session, 'import:') GROUP BY ALL),
+session_order AS (
+    SELECT *, lead(first_at) OVER (PARTITION BY cluster ORDER BY first_at) AS next_first_at,
+              lead(session) OVER (PARTITION BY cluster ORDER BY first_at) AS next_session
+    FROM sessions),
+sequenced AS (
+    SELECT session, topic, seq, received_at, event_id,
+           lag(seq) OVER w AS prev_seq, lag(received_at) OVER w AS prev_at
+    FROM raw_events
+    WHERE NOT starts_with(session, 'import:')
+      AND NOT EXISTS (SELECT 1 FROM ktrace_meta
+                      WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')
+    WINDOW w AS (PARTITION BY session, topic ORDER BY seq))
+SELECT 'gap_marker' AS type, m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
+       coalesce(m.to_time, r.received_at) AS end_at,
+       concat_ws(': ', m.cause, m.detail) ||
+           coalesce(' (resourceVersion ' || m.from_rv || ' → ' || m.to_rv || ')', '') AS detail,
+       m.event_id AS evidence_event_id
+FROM markers m JOIN raw_events r USING (event_id) WHERE m.type = 'GAP'
+UNION ALL
+SELECT CASE WHEN ended THEN 'session_gap' ELSE 'session_lost' END, session, NULL, last_at,
+       next_first_at,
+       CASE WHEN ended THEN 'recorder stopped' ELSE 'recorder session ended without SESSION_END' END
+           || '; next session ' || next_session,
+       last_event_id
+FROM session_order WHERE next_first_at IS NOT NULL
+UNION ALL
+SELECT 'sequence_hole', session, topic, prev_at, received_at,
+       (seq - prev_seq - 1) || ' records missing (seq ' || (prev_seq + 1) || '..' || (seq - 1) || ')',
+       event_id
+FROM sequenced WHERE seq - prev_seq > 1;
+
+CREATE OR REPLACE VIEW gaps AS
+SELECT 'unseen' AS category, type, session, topic, NULL::VARCHAR AS namespace,
+       NULL::VARCHAR AS name, NULL::VARCHAR AS uid, start_at, end_at,
+       epoch(end_at - start_at) AS seconds, NULL::DOUBLE AS threshold_s, detail,
+       evidence_event_id
+FROM unseen_stretches
+UNION ALL
+SELECT 'slow', regexp_replace(step, '_s$', ''), NULL, NULL, namespace, pod, uid, start_at,
+       start_at + to_microseconds((seconds * 1e6)::BIGINT), seconds, threshold_s, meaning, NULL
+FROM slow_steps;

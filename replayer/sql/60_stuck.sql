@@ -1,0 +1,199 @@
+-- Stuck deletions (design §5): objects whose deletion deadline (deletionTimestamp — for a
+-- pod, request time + grace) plus margin_s had passed at ts while no DELETED was seen.
+-- Each gets ranked causes from a stable vocabulary, each with its evidence records:
+--   node_deleted 100 · node_not_ready 90 · foreground_dependents 85 · namespace_content 85
+--   finalizers 80 (50 while the pod's containers still run) · prestop_hook 70 (55 without
+--   a FailedPreStopHook Event) · containers_not_exiting 60 (45 without kubelet Events) ·
+--   volume_detach 60 (40 from an attached VolumeAttachment alone) · recording_gap 30 ·
+--   unknown 0. Documented in docs/projections.md.
+
+CREATE OR REPLACE MACRO stuck_at(ts, margin_s := 30) AS TABLE
+WITH RECURSIVE live AS (
+    SELECT * FROM state_at(ts)),
+stuck AS (
+    SELECT l.*, p.node_name, p.has_prestop, p.claim_names, p.phase
+    FROM live l LEFT JOIN pods p USING (event_id)
+    WHERE l.deletion_at IS NOT NULL AND l.kind <> 'Event'
+      AND l.deletion_at + to_microseconds((margin_s * 1e6)::BIGINT) < ts),
+running AS (
+    SELECT s.uid, list(k.name ORDER BY k.name) AS names
+    FROM stuck s JOIN containers k USING (event_id)
+    WHERE NOT k.init AND k.state IS DISTINCT FROM 'terminated' GROUP BY s.uid),
+kubelet_events AS (
+    SELECT e.regarding_uid AS uid, e.reason, list(r.event_id ORDER BY r.event_id) AS ids,
+           arg_max(e.message, r.event_id) AS message
+    FROM k8s_events e JOIN raw_events r USING (event_id)
+    WHERE r.received_at <= ts AND e.regarding_uid IN (SELECT uid FROM stuck) GROUP BY ALL),
+-- finalizers: the ones still present, and who added each (managedFields of the first
+-- version that had it).
+fin_first AS (
+    SELECT v.uid, f.fin, arg_min(v.event_id, v.version_no) AS event_id
+    FROM object_versions v, unnest(v.finalizers) AS f(fin)
+    WHERE v.uid IN (SELECT uid FROM stuck) AND v.received_at <= ts GROUP BY ALL),
+fin_who AS (
+    SELECT s.uid, f.fin, f.event_id, coalesce(
+        (SELECT string_agg(DISTINCT json_extract_string(m, '$.manager'), ',')
+         FROM unnest(from_json(json_extract(r.object, '$.metadata.managedFields'), '["json"]'))
+              AS u(m)
+         WHERE contains(json_extract(m, '$.fieldsV1."f:metadata"."f:finalizers"')::VARCHAR,
+                        f.fin)),
+        r.component, 'unknown') AS added_by
+    FROM stuck s, unnest(s.finalizers) AS t(fin)
+    JOIN fin_first f ON f.uid = s.uid AND f.fin = t.fin
+    JOIN raw_events r ON r.event_id = f.event_id
+    WHERE t.fin <> 'foregroundDeletion'),
+c_finalizers AS (
+    SELECT s.uid, 'finalizers' AS cause,
+           CASE WHEN s.kind = 'Pod' AND r.uid IS NOT NULL THEN 50 ELSE 80 END AS score,
+           'waiting for finalizers ' || string_agg(w.fin || ' (added by ' || w.added_by || ')',
+                                                   ', ' ORDER BY w.fin) AS detail,
+           list(w.event_id ORDER BY w.fin) || [s.event_id] AS evidence
+    FROM stuck s JOIN fin_who w USING (uid) LEFT JOIN running r USING (uid)
+    GROUP BY s.uid, s.kind, r.uid, s.event_id),
+-- the pod's node: deleted, not Ready, or its Lease not renewed.
+node_latest AS (
+    SELECT r.name, r.type, r.event_id, r.received_at, n.ready
+    FROM raw_events r LEFT JOIN nodes n USING (event_id)
+    WHERE r.kind = 'Node' AND r.received_at <= ts
+    QUALIFY row_number() OVER (PARTITION BY r.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
+node_ready_since AS (
+    SELECT nl.name, c.status, c.reason, c.last_transition
+    FROM node_latest nl JOIN conditions c ON c.event_id = nl.event_id AND c.type = 'Ready'),
+lease_latest AS (
+    SELECT l.name, l.renew_time, l.duration_s, l.event_id
+    FROM leases l JOIN raw_events r USING (event_id)
+    WHERE l.namespace = 'kube-node-lease' AND r.received_at <= ts
+    QUALIFY row_number() OVER (PARTITION BY l.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
+c_node_deleted AS (
+    SELECT s.uid, 'node_deleted' AS cause, 100 AS score,
+           'node ' || s.node_name || ' was deleted' AS detail, [n.event_id] AS evidence
+    FROM stuck s JOIN node_latest n ON n.name = s.node_name
+    WHERE n.type IN ('DELETED', 'INFERRED_DELETED')),
+c_node_not_ready AS (
+    SELECT s.uid, 'node_not_ready' AS cause, 90 AS score,
+           concat_ws('; ',
+               CASE WHEN n.ready IS DISTINCT FROM 'True' THEN 'node ' || s.node_name || ' Ready='
+                    || coalesce(n.ready, '?') || coalesce(' since ' || nr.last_transition, '')
+                    || coalesce(' (' || nr.reason || ')', '') END,
+               CASE WHEN l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < ts
+                    THEN 'Lease last renewed ' || l.renew_time END) AS detail,
+           [x FOR x IN [n.event_id, l.event_id] IF x IS NOT NULL]
+               || coalesce(e.ids, []) AS evidence
+    FROM stuck s JOIN node_latest n ON n.name = s.node_name
+    LEFT JOIN node_ready_since nr ON nr.name = s.node_name
+    LEFT JOIN lease_latest l ON l.name = s.node_name
+    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids FROM kubelet_events
+               WHERE reason IN ('NodeNotReady', 'TaintManagerEviction') GROUP BY uid) e
+           ON e.uid = s.uid
+    WHERE n.type NOT IN ('DELETED', 'INFERRED_DELETED')
+      AND (n.ready IS DISTINCT FROM 'True'
+           OR l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < ts)),
+-- containers still running past the deadline; a preStop hook among them.
+c_prestop AS (
+    SELECT s.uid, 'prestop_hook' AS cause, CASE WHEN e.uid IS NULL THEN 55 ELSE 70 END AS score,
+           coalesce(e.message, 'preStop hook defined; containers still running: '
+                               || array_to_string(r.names, ', ')) AS detail,
+           [s.event_id] || coalesce(e.ids, []) AS evidence
+    FROM stuck s JOIN running r USING (uid)
+    LEFT JOIN kubelet_events e ON e.uid = s.uid AND e.reason = 'FailedPreStopHook'
+    WHERE s.has_prestop),
+c_containers AS (
+    SELECT s.uid, 'containers_not_exiting' AS cause,
+           CASE WHEN e.uid IS NULL THEN 45 ELSE 60 END AS score,
+           'containers still running past the grace period: ' || array_to_string(r.names, ', ')
+               || coalesce('; ' || e.message, '') AS detail,
+           [s.event_id] || coalesce(e.ids, []) AS evidence
+    FROM stuck s JOIN running r USING (uid)
+    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids, string_agg(reason || ': ' || message, '; ')
+                   AS message
+               FROM kubelet_events WHERE reason IN ('ExceededGracePeriod', 'FailedKillPod')
+               GROUP BY uid) e ON e.uid = s.uid),
+-- volumes: unmount/detach failures, or an attachment of the pod's claims still attached.
+claim_attachments AS (
+    SELECT s.uid, list(va.event_id) AS ids, string_agg(va.name || ' (' || vv.pv_name || ')', ', ')
+               AS names
+    FROM stuck s, unnest(s.claim_names) AS c(claim)
+    JOIN live pvc ON pvc.kind = 'PersistentVolumeClaim' AND pvc.namespace = s.namespace
+                 AND pvc.name = c.claim
+    JOIN volumes pv ON pv.event_id = pvc.event_id
+    JOIN live va ON va.kind = 'VolumeAttachment'
+    JOIN volumes vv ON vv.event_id = va.event_id AND vv.pv_name = pv.volume_name
+                   AND vv.node_name = s.node_name AND vv.attached
+    GROUP BY s.uid),
+c_volumes AS (
+    SELECT s.uid, 'volume_detach' AS cause, CASE WHEN e.uid IS NULL THEN 40 ELSE 60 END AS score,
+           concat_ws('; ', e.message, 'still attached: ' || a.names) AS detail,
+           coalesce(e.ids, []) || coalesce(a.ids, []) AS evidence
+    FROM stuck s
+    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids, string_agg(reason || ': ' || message, '; ')
+                   AS message
+               FROM kubelet_events WHERE reason IN ('FailedUnMount', 'FailedDetachVolume',
+                                                     'FailedMapVolume')
+               GROUP BY uid) e ON e.uid = s.uid
+    LEFT JOIN claim_attachments a ON a.uid = s.uid
+    WHERE e.uid IS NOT NULL OR a.uid IS NOT NULL),
+-- foreground deletion: walk the blocking dependents down to the deepest one.
+edges AS (
+    SELECT o.owner_uid AS parent, l.uid AS child, l.kind || '/' || l.name AS label,
+           l.event_id, l.finalizers
+    FROM live l JOIN owner_refs o ON o.event_id = l.event_id WHERE o.block_owner_deletion),
+walk(root, uid, depth, path, event_id, finalizers) AS (
+    SELECT uid, uid, 0, [kind || '/' || name], event_id, finalizers
+    FROM stuck WHERE list_contains(finalizers, 'foregroundDeletion')
+    UNION ALL
+    SELECT w.root, e.child, w.depth + 1, list_append(w.path, e.label), e.event_id, e.finalizers
+    FROM walk w JOIN edges e ON e.parent = w.uid WHERE w.depth < 16),
+c_foreground AS (
+    SELECT root AS uid, 'foreground_dependents' AS cause, 85 AS score,
+           CASE WHEN max(depth) = 0 THEN 'foreground deletion: no blocking dependents left'
+                ELSE 'foreground deletion waits on ' || array_to_string(arg_max(path, depth), ' → ')
+                     || coalesce(' (finalizers ' || nullif(array_to_string(
+                            arg_max(finalizers, depth), ', '), '') || ')', '') END AS detail,
+           list(event_id ORDER BY depth) AS evidence
+    FROM walk GROUP BY root),
+-- a namespace: its deletion conditions, and what still lives in it.
+c_namespace AS (
+    SELECT s.uid, 'namespace_content' AS cause, 85 AS score,
+           concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
+                     (SELECT count(*) || ' objects remain' FROM live o
+                      WHERE o.namespace = s.name AND o.kind <> 'Event'
+                      HAVING count(*) > 0)) AS detail,
+           [s.event_id] AS evidence
+    FROM stuck s LEFT JOIN conditions c ON c.event_id = s.event_id AND c.status = 'True'
+         AND c.type IN ('NamespaceDeletionContentFailure', 'NamespaceFinalizersRemaining',
+                        'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
+                        'NamespaceDeletionGroupVersionParsingFailure')
+    WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
+-- the recording itself: an unseen stretch after the deadline may hide the DELETED.
+c_gap AS (
+    SELECT s.uid, 'recording_gap' AS cause, 30 AS score,
+           string_agg(g.type || ' ' || g.start_at || ' – ' || coalesce(g.end_at::VARCHAR, '?'),
+                      '; ') AS detail,
+           list(g.evidence_event_id) AS evidence
+    FROM stuck s JOIN unseen_stretches g
+      ON (g.topic IS NULL OR g.topic = s.topic) AND coalesce(g.end_at, ts) >= s.deletion_at
+         AND g.start_at <= ts
+    GROUP BY s.uid),
+causes AS (
+    SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted
+    UNION ALL SELECT * FROM c_node_not_ready UNION ALL SELECT * FROM c_prestop
+    UNION ALL SELECT * FROM c_containers UNION ALL SELECT * FROM c_volumes
+    UNION ALL SELECT * FROM c_foreground UNION ALL SELECT * FROM c_namespace
+    UNION ALL SELECT * FROM c_gap),
+ranked AS (
+    SELECT s.uid, coalesce(c.cause, 'unknown') AS cause, coalesce(c.score, 0) AS score,
+           coalesce(c.detail, 'no evidence in the recording') AS detail,
+           coalesce(c.evidence, [s.event_id]) AS evidence
+    FROM stuck s LEFT JOIN causes c USING (uid))
+SELECT s.kind, s.namespace, s.name, s.uid,
+       s.deletion_at - to_seconds(coalesce(s.deletion_grace_s, 0)) AS deletion_requested_at,
+       s.deletion_at AS stuck_since, epoch(ts - s.deletion_at) AS stuck_for_s,
+       s.finalizers, s.node_name AS node,
+       list(r.cause ORDER BY r.score DESC, r.cause)[1] AS top_cause,
+       list({'cause': r.cause, 'score': r.score, 'detail': r.detail, 'evidence': r.evidence}
+            ORDER BY r.score DESC, r.cause) AS causes,
+       s.event_id AS evidence_event_id
+FROM stuck s JOIN ranked r USING (uid)
+GROUP BY ALL;
+
+CREATE OR REPLACE VIEW stuck_deletions AS SELECT * FROM stuck_at(data_end());
