@@ -69,7 +69,7 @@ class Loader:
         self.load_id = con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchone()[0]
         self.latest = _latest_versions(con)
         self.markers_seen = {tuple(r) for r in con.execute(
-            "SELECT session, resource, seq, type FROM markers JOIN raw_events USING (event_id)"
+            "SELECT r.session, r.resource, r.seq, r.type FROM markers JOIN raw_events r USING (event_id)"
         ).fetchall()}
         con.execute("INSERT INTO loads VALUES (?, ?, now()::TIMESTAMP, NULL, 0, 0, 0, 0)",
                     [self.load_id, source])

@@ -1,0 +1,187 @@
+"""ktrace query / timeline / stuck / gaps / races / state / incident: answers from a database."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+from typing import Any, Callable
+
+import click
+import orjson
+
+from ktrace.commands.topics import open_source
+from ktrace.options import kafka_options
+from ktrace.output import output_option, print_rows
+from replayer import db
+from replayer.analyses.gaps import gaps as find_gaps
+from replayer.analyses.races import capacity_dips, race_summary, races as find_races
+from replayer.analyses.report import Section, as_json, findings
+from replayer.analyses.state import state as state_at
+from replayer.analyses.stuck import DEFAULT_MARGIN_S, stuck as find_stuck
+from replayer.analyses.timeline import timeline as pod_timeline
+from replayer.loader import RecordFilter
+from replayer.replay import replay as run_replay
+from replayer.when import parse_when, to_timestamp
+from schemas.errors import KtraceError
+from schemas.kafka_settings import KafkaSettings
+
+DEFAULT_DB = "ktrace.duckdb"
+
+
+def db_option(func: Callable) -> Callable:
+    return click.option("--db", "db_path", default=DEFAULT_DB, show_default=True,
+                        envvar="KTRACE_DB", type=click.Path(dir_okay=False),
+                        help="The replay database (DuckDB file).")(func)
+
+
+def namespace_option(func: Callable) -> Callable:
+    return click.option("-n", "--namespace", help="Only this namespace.")(func)
+
+
+def open_existing(path: str):
+    if not os.path.exists(path):
+        raise KtraceError(f"no database at {path}: load one with `ktrace replay` or `ktrace import`")
+    return db.open_db(path)
+
+
+def with_db(func: Callable) -> Callable:
+    """Opens --db for the command as ``con`` and closes it afterwards."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, db_path: str, **kwargs: Any) -> Any:
+        con = open_existing(db_path)
+        try:
+            return func(*args, con=con, **kwargs)
+        finally:
+            con.close()
+    return db_option(wrapper)
+
+
+def print_sections(sections: list[Section], fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(orjson.dumps(as_json(sections), default=str,
+                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for section in sections:
+        click.echo(f"\n== {section.title}" if fmt == "table" else f"# {section.title}")
+        print_rows(section.columns, section.rows, fmt)
+
+
+def _at(value: str | None):
+    return to_timestamp(parse_when(value)) if value else None
+
+
+@click.command()
+@click.argument("sql")
+@click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE",
+              help="A named parameter, used as $NAME in the SQL.")
+@with_db
+@output_option
+def query(sql: str, params: tuple[tuple[str, str], ...], con, output: str) -> None:
+    """Run SQL against the database ('-' reads it from stdin), e.g.
+    ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1"""
+    text = sys.stdin.read() if sql == "-" else sql
+    try:
+        cursor = con.execute(text, dict(params)) if params else con.execute(text)
+    except Exception as exc:  # duckdb raises many types; all mean "your SQL failed"
+        raise KtraceError(f"query failed: {str(exc).splitlines()[0]}") from exc
+    if cursor.description is None:
+        return
+    print_rows([d[0] for d in cursor.description], cursor.fetchall(), output)
+
+
+@click.command()
+@click.argument("target", metavar="POD | deploy/NAME")
+@namespace_option
+@with_db
+@output_option
+def timeline(target: str, namespace: str | None, con, output: str) -> None:
+    """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
+    print_rows(*pod_timeline(con, target, namespace), output)
+
+
+@click.command()
+@click.option("--at", help="Judge at this time (default: the end of the data).")
+@click.option("--margin", type=float, default=DEFAULT_MARGIN_S, show_default=True,
+              metavar="SECONDS", help="Time past the deletion deadline before an object is stuck.")
+@namespace_option
+@with_db
+@output_option
+def stuck(at: str | None, margin: float, namespace: str | None, con, output: str) -> None:
+    """Objects whose deletion never finished, with ranked causes and their evidence."""
+    print_rows(*find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin), output)
+
+
+@click.command()
+@click.option("--threshold", "thresholds", multiple=True, metavar="STEP=SECONDS",
+              help="Override a slow-step threshold, e.g. create_to_schedule=10.")
+@namespace_option
+@with_db
+@output_option
+def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
+    """Slow lifecycle steps and stretches the recording did not see."""
+    parsed = {}
+    for item in thresholds:
+        name, sep, value = item.partition("=")
+        try:
+            parsed[name] = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: expected STEP=SECONDS", param_hint="--threshold")
+    print_rows(*find_gaps(con, namespace=namespace, thresholds=parsed), output)
+
+
+@click.command()
+@click.option("--margin", type=float, default=1.0, show_default=True, metavar="SECONDS",
+              help="Dataplane margin: containers stopping this soon after the endpoint went "
+                   "off are flagged too.")
+@namespace_option
+@with_db
+@output_option
+def races(margin: float, namespace: str | None, con, output: str) -> None:
+    """Terminating pods whose containers stopped before (or just after) their endpoint went
+    off, the distribution with a suggested preStop delay, and capacity dips."""
+    print_sections([
+        Section("Terminating pods behind a Service", *find_races(con, namespace=namespace,
+                                                                  margin_s=margin)),
+        Section("Distribution and suggested preStop delay",
+                *race_summary(con, namespace=namespace, margin_s=margin)),
+        Section("Capacity dips", *capacity_dips(con, namespace=namespace)),
+    ], output)
+
+
+@click.command()
+@click.option("--at", required=True, help="The moment (RFC 3339, or a duration before now).")
+@click.option("--kind", help="Only this kind (e.g. Pod).")
+@namespace_option
+@with_db
+@output_option
+def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
+    """Every object as it was at a moment."""
+    print_rows(*state_at(con, _at(at), namespace=namespace, kind=kind), output)
+
+
+@click.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False))
+@kafka_options
+@click.option("--since", required=True, help="Window start (RFC 3339 or a duration: 2h).")
+@click.option("--until", help="Window end (default: now).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False),
+              help="Keep the window's database here (default: a temporary file).")
+@namespace_option
+@output_option
+def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
+             until: str | None, db_path: str | None, namespace: str | None, output: str) -> None:
+    """Load one window of a recording into a fresh database and print every finding."""
+    src = open_source(source, kafka)
+    with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
+        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=True)
+        try:
+            run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
+                       keep=RecordFilter(namespace, None), since_us=parse_when(since),
+                       until_us=parse_when(until) if until else None)
+            print_sections(findings(con, namespace=namespace), output)
+        finally:
+            con.close()
+            src.close()
+

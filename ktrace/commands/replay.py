@@ -1,0 +1,136 @@
+"""ktrace replay / import / demo: load recordings into a replay database and report."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from contextlib import contextmanager
+from importlib import resources
+from typing import Callable, Iterator
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ktrace.commands.topics import open_source
+from ktrace.options import kafka_options
+from ktrace.output import output_option
+from ktrace.commands.analyze import db_option, namespace_option, print_sections
+from replayer import db
+from replayer.analyses.report import findings
+from replayer.loader import LoadStats, RecordFilter
+from replayer.replay import Summary, import_captures, replay as run_replay
+from replayer.sources.locallog import LocalLogSource
+from replayer.when import parse_when
+from schemas.errors import KtraceError
+from schemas.kafka_settings import KafkaSettings
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
+    """A live count on stderr while loading (silent when stderr is not a terminal)."""
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task(label)
+
+        def update(stats: LoadStats) -> None:
+            bar.update(task, description=f"{label}: {stats.loaded:,} records loaded, "
+                                         f"{stats.duplicates:,} duplicates, "
+                                         f"{stats.problem_count():,} problems")
+        yield update
+
+
+def echo_summary(summary: Summary) -> None:
+    s = summary.stats
+    click.echo(f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
+               f"{s.filtered:,} filtered out, {s.problem_count():,} problems)")
+    click.echo(f"database: {summary.records:,} records from {summary.first} to {summary.last}; "
+               f"{summary.gaps} unseen stretches")
+    click.echo("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
+    if summary.problems:
+        click.echo("problems (see table load_problems): "
+                   + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
+
+
+def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    return (parse_when(since) if since else None, parse_when(until) if until else None)
+
+
+@click.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False))
+@kafka_options
+@db_option
+@namespace_option
+@click.option("--cluster", help="Load only records of this cluster.")
+@click.option("--since", help="Start at this time (RFC 3339, or a duration before now: 2h).")
+@click.option("--until", help="Stop at this time (RFC 3339, or a duration before now).")
+@click.option("--rebuild", is_flag=True, help="Start the database over.")
+@click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
+def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
+           namespace: str | None, cluster: str | None, since: str | None, until: str | None,
+           rebuild: bool, follow: bool) -> None:
+    """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
+    Re-running resumes where the last run stopped and never loads a record twice."""
+    since_us, until_us = _window(since, until)
+    src = open_source(source, kafka)
+    con = db.open_db(db_path, rebuild=rebuild)
+    try:
+        with progress_bar("replay") as update:
+            summary = run_replay(src, con, source_name=source or f"kafka {kafka.bootstrap}",
+                                 prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
+                                 since_us=since_us, until_us=until_us, follow=follow,
+                                 on_batch=update)
+    finally:
+        src.close()
+        con.close()
+    echo_summary(summary)
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@db_option
+@namespace_option
+@click.option("--cluster", default="imported", show_default=True,
+              help="Cluster name stored in the imported records.")
+@click.option("--rebuild", is_flag=True, help="Start the database over.")
+def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster: str,
+            rebuild: bool) -> None:
+    """Load captures of `kubectl get KIND --watch --output-watch-events -o json` (one file
+    per kind). Times are derived from the objects (1 s precision) and marked derived."""
+    con = db.open_db(db_path, rebuild=rebuild)
+    try:
+        with progress_bar("import") as update:
+            summary = import_captures(list(files), con, cluster=cluster,
+                                      keep=RecordFilter(namespace, None), on_batch=update)
+    finally:
+        con.close()
+    echo_summary(summary)
+
+
+def demo_recording() -> str:
+    folder = resources.files("replayer") / "demo" / "recording"
+    if not folder.is_dir():
+        raise KtraceError("this ktrace has no demo recording packaged (replayer/demo/recording)")
+    return str(folder)
+
+
+@click.command()
+@click.option("--db", "db_path", type=click.Path(dir_okay=False),
+              help="Keep the demo database here (default: a temporary file).")
+@output_option
+def demo(db_path: str | None, output: str) -> None:
+    """Replay the packaged recording of a real control plane — a rollout whose old pods
+    stopped before their endpoints turned not-ready, and pods held in Terminating — and
+    print what ktrace finds."""
+    with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:
+        path = db_path or os.path.join(tmp, "demo.duckdb")
+        con = db.open_db(path, rebuild=True)
+        try:
+            with progress_bar("demo") as update:
+                run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
+                           prefix="ktrace", on_batch=update)
+            print_sections(findings(con), output)
+        finally:
+            con.close()

@@ -1,0 +1,18 @@
+"""Questions answered from a replay database: timelines, stuck deletions, races, gaps.
+
+Each analysis is a function of an open connection returning (columns, rows); the CLI only
+prints them. The SQL they run lives in ../sql/ as views and table macros.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import duckdb
+
+Rows = tuple[list[str], list[tuple[Any, ...]]]
+
+
+def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Rows:
+    cursor = con.execute(sql, list(params))
+    return [d[0] for d in cursor.description], cursor.fetchall()

@@ -1,0 +1,42 @@
+"""``ktrace races``: endpoints still routable after containers stopped, and capacity dips."""
+
+from __future__ import annotations
+
+import duckdb
+
+from replayer.analyses import Rows, fetch
+
+DEFAULT_MARGIN_S = 1.0
+
+
+def races(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
+          margin_s: float = DEFAULT_MARGIN_S) -> Rows:
+    return fetch(con,
+                 "SELECT namespace, pod, service, verdict, exposed_s, deletion_requested_at, "
+                 "  endpoint_off_at, off_state, containers_stopped_at, request_to_endpoint_off_s, "
+                 "  evidence FROM races_with(?) WHERE ? IS NULL OR namespace = ? "
+                 "ORDER BY namespace, deletion_requested_at, pod",
+                 [margin_s, namespace, namespace])
+
+
+def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
+                 margin_s: float = DEFAULT_MARGIN_S) -> Rows:
+    """The distribution and the suggested preStop delay (per namespace)."""
+    return fetch(con,
+                 "SELECT namespace, count(*) AS pods, "
+                 "  count(*) FILTER (WHERE verdict = 'stopped_before_endpoint_off') AS raced, "
+                 "  count(*) FILTER (WHERE verdict = 'within_margin') AS within_margin, "
+                 "  quantile_cont(request_to_endpoint_off_s, 0.5) AS p50_request_to_off_s, "
+                 "  quantile_cont(request_to_endpoint_off_s, 0.99) AS p99_request_to_off_s, "
+                 "  max(request_to_endpoint_off_s) AS max_request_to_off_s, "
+                 "  ceil(greatest(quantile_cont(request_to_endpoint_off_s, 0.99), 0) + ?)::INTEGER "
+                 "    AS suggested_prestop_s "
+                 "FROM races_with(?) WHERE ? IS NULL OR namespace = ? GROUP BY namespace "
+                 "ORDER BY namespace", [margin_s, margin_s, namespace, namespace])
+
+
+def capacity_dips(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None) -> Rows:
+    return fetch(con,
+                 "SELECT namespace, service, deployment, desired, min_ready, start_at, end_at, "
+                 "  duration_s, pods_off FROM capacity_dips WHERE ? IS NULL OR namespace = ? "
+                 "ORDER BY namespace, service, start_at", [namespace, namespace])

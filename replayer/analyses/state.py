@@ -1,0 +1,21 @@
+"""``ktrace state --at``: every object as it was at a moment."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+from replayer.analyses import Rows, fetch
+
+
+def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None = None,
+          kind: str | None = None) -> Rows:
+    return fetch(con,
+                 "SELECT kind, namespace, name, uid, type AS last_event, resource_version, "
+                 "  received_at AS last_seen_at, deletion_at, finalizers, "
+                 "  (SELECT any_value(phase) FROM pods p WHERE p.event_id = s.event_id) AS phase "
+                 "FROM state_at(?::TIMESTAMP) s "
+                 "WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR lower(kind) = lower(?)) "
+                 "AND kind <> 'Event' ORDER BY kind, namespace, name",
+                 [at, namespace, namespace, kind, kind])
