@@ -10,6 +10,8 @@ import click
 
 from ktrace import __version__
 from ktrace.commands.record import record
+from ktrace.commands import analyze
+from ktrace.commands import replay as replay_commands
 from ktrace.commands.topics import topics
 from schemas.errors import KtraceError
 
@@ -41,6 +43,16 @@ def cli(log_level: str) -> None:
 
 cli.add_command(topics)
 cli.add_command(record)
+cli.add_command(replay_commands.replay)
+cli.add_command(replay_commands.import_)
+cli.add_command(replay_commands.demo)
+cli.add_command(analyze.query)
+cli.add_command(analyze.timeline)
+cli.add_command(analyze.stuck)
+cli.add_command(analyze.gaps)
+cli.add_command(analyze.races)
+cli.add_command(analyze.state)
+cli.add_command(analyze.incident)
 
 
 def main() -> None:
