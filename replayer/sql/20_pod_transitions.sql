@@ -50,8 +50,9 @@ steps AS (
     QUALIFY row_number() OVER (PARTITION BY uid ORDER BY version_no) = 1
     UNION ALL
     SELECT uid, 'deleted', 12, event_id, rv, type, received_at, is_live,
-           NULL, coalesce(component, 'kubelet'), CASE WHEN inferred OR type = 'INFERRED_DELETED'
-                                                      THEN 'inferred at relist' END
+           NULL, CASE WHEN inferred OR type = 'INFERRED_DELETED' THEN 'unknown'
+                      ELSE coalesce(component, 'kubelet') END,
+           CASE WHEN inferred OR type = 'INFERRED_DELETED' THEN 'inferred at relist' END
     FROM pv WHERE type IN ('DELETED', 'INFERRED_DELETED')
     QUALIFY row_number() OVER (PARTITION BY uid ORDER BY version_no) = 1
     UNION ALL

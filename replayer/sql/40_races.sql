@@ -6,20 +6,22 @@
 
 CREATE OR REPLACE MACRO races_with(margin_s) AS TABLE
 WITH marked AS (
-    SELECT *, max(since_at) FILTER (WHERE state = 'ready')
-                  OVER (PARTITION BY pod_uid) AS last_ready_at
-    FROM endpoint_membership),
+    SELECT m.*, r.rv, max(m.since_at) FILTER (WHERE m.state = 'ready')
+                          OVER (PARTITION BY m.pod_uid) AS last_ready_at
+    FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id),
 off AS (
     SELECT pod_uid, any_value(service) AS service,
            min(since_at) AS endpoint_off_at,
            arg_min(state, since_at) AS off_state,
-           arg_min(since_event_id, since_at) AS off_event_id
+           arg_min(since_event_id, since_at) AS off_event_id,
+           arg_min(rv, since_at) AS off_rv
     FROM marked WHERE state <> 'ready' AND since_at > last_ready_at GROUP BY pod_uid),
 served AS (
     SELECT DISTINCT pod_uid FROM endpoint_membership WHERE state = 'ready'),
 stopped AS (
-    SELECT uid, evidence_event_id AS stopped_event_id FROM pod_transitions
-    WHERE step = 'containers_stopped'),
+    SELECT t.uid, t.evidence_event_id AS stopped_event_id, r.rv AS stopped_rv
+    FROM pod_transitions t JOIN raw_events r ON r.event_id = t.evidence_event_id
+    WHERE t.step = 'containers_stopped'),
 requested AS (
     SELECT uid, evidence_event_id AS request_event_id FROM pod_transitions
     WHERE step = 'deletion_requested')
@@ -28,7 +30,10 @@ SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint
        epoch(o.endpoint_off_at - l.containers_stopped_at) AS exposed_s,
        epoch(o.endpoint_off_at - l.deletion_requested_at) AS request_to_endpoint_off_s,
        CASE WHEN o.endpoint_off_at IS NULL OR l.containers_stopped_at IS NULL THEN 'unknown'
-            WHEN l.containers_stopped_at < o.endpoint_off_at THEN 'stopped_before_endpoint_off'
+            -- equal times (1 s derived times) are ordered by resourceVersion
+            WHEN l.containers_stopped_at < o.endpoint_off_at
+                 OR (l.containers_stopped_at = o.endpoint_off_at AND s.stopped_rv < o.off_rv)
+                THEN 'stopped_before_endpoint_off'
             WHEN epoch(l.containers_stopped_at - o.endpoint_off_at) < margin_s
                 THEN 'within_margin'
             ELSE 'ok' END AS verdict,

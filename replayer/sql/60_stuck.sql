@@ -59,8 +59,14 @@ node_latest AS (
 node_ready_since AS (
     SELECT nl.name, c.status, c.reason, c.last_transition
     FROM node_latest nl JOIN conditions c ON c.event_id = nl.event_id AND c.type = 'Ready'),
+-- a Lease is stale when other Leases were seen renewed after it should have been: not
+-- seeing a renewal during a recording gap proves nothing.
+lease_seen AS (
+    SELECT max(received_at) AS last_at FROM raw_events WHERE kind = 'Lease' AND received_at <= ts),
 lease_latest AS (
-    SELECT l.name, l.renew_time, l.duration_s, l.event_id
+    SELECT l.name, l.renew_time, l.duration_s, l.event_id,
+           l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < (SELECT last_at FROM lease_seen)
+               AS stale
     FROM leases l JOIN raw_events r USING (event_id)
     WHERE l.namespace = 'kube-node-lease' AND r.received_at <= ts
     QUALIFY row_number() OVER (PARTITION BY l.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
@@ -75,8 +81,7 @@ c_node_not_ready AS (
                CASE WHEN n.ready IS DISTINCT FROM 'True' THEN 'node ' || s.node_name || ' Ready='
                     || coalesce(n.ready, '?') || coalesce(' since ' || nr.last_transition, '')
                     || coalesce(' (' || nr.reason || ')', '') END,
-               CASE WHEN l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < ts
-                    THEN 'Lease last renewed ' || l.renew_time END) AS detail,
+               CASE WHEN l.stale THEN 'Lease last renewed ' || l.renew_time END) AS detail,
            [x FOR x IN [n.event_id, l.event_id] IF x IS NOT NULL]
                || coalesce(e.ids, []) AS evidence
     FROM stuck s JOIN node_latest n ON n.name = s.node_name
@@ -86,8 +91,7 @@ c_node_not_ready AS (
                WHERE reason IN ('NodeNotReady', 'TaintManagerEviction') GROUP BY uid) e
            ON e.uid = s.uid
     WHERE n.type NOT IN ('DELETED', 'INFERRED_DELETED')
-      AND (n.ready IS DISTINCT FROM 'True'
-           OR l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < ts)),
+      AND (n.ready IS DISTINCT FROM 'True' OR l.stale)),
 -- containers still running past the deadline; a preStop hook among them.
 c_prestop AS (
     SELECT s.uid, 'prestop_hook' AS cause, CASE WHEN e.uid IS NULL THEN 55 ELSE 70 END AS score,
@@ -164,15 +168,14 @@ c_namespace AS (
                         'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
                         'NamespaceDeletionGroupVersionParsingFailure')
     WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
--- the recording itself: an unseen stretch after the deadline may hide the DELETED.
+-- the recording itself: while an unseen stretch of the object's topic is open at ts, the
+-- DELETED may simply not have been seen (after it, the relist re-established the state).
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause, 30 AS score,
-           string_agg(g.type || ' ' || g.start_at || ' – ' || coalesce(g.end_at::VARCHAR, '?'),
-                      '; ') AS detail,
+           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ') AS detail,
            list(g.evidence_event_id) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON (g.topic IS NULL OR g.topic = s.topic) AND coalesce(g.end_at, ts) >= s.deletion_at
-         AND g.start_at <= ts
+      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts AND g.end_at > ts
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted

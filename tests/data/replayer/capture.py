@@ -17,8 +17,13 @@ unless the pod's annotation asks for a delay), then, while ``kubectl get … --w
   doomed        a namespace deleted while a ConfigMap in it holds a finalizer
                 (namespace_content)
   lost/victim   a pod deleted on a node that stopped heartbeating (node_not_ready)
+  gone/orphan   a pod deleted on a lost node that is then deleted (node_deleted, until
+                the pod garbage collector force-deletes it)
+  gap/missed    a finalizer-held pod released while the recorder was down (killed, etcd
+                compacted, restarted: session_lost, a GAP record, INFERRED_DELETED)
 
-It ends with everything still stuck, as an incident would be seen.
+Workloads run on kwok-node-0; kwok-node-1 is deleted, kwok-node-2 lost. It ends with the
+stuck objects still stuck, as an incident would be seen.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ HOLD = "example.com/hold"
 
 def deployment(name: str, ns: str, replicas: int, annotations: dict | None = None,
                prestop: bool = False) -> dict:
+    """Pods on kwok-node-0 only, so the node scenarios leave the rollouts alone."""
     container = {"name": "app", "image": "registry.example/app:1"}
     if prestop:
         container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", "3"]}}}
@@ -55,12 +61,7 @@ def deployment(name: str, ns: str, replicas: int, annotations: dict | None = Non
             "template": {
                 "metadata": {"labels": {"app": name}, "annotations": annotations or {}},
                 "spec": {"containers": [container], "terminationGracePeriodSeconds": 30,
-                         "tolerations": [{"key": "node.kubernetes.io/unreachable",
-                                          "operator": "Exists", "effect": "NoExecute",
-                                          "tolerationSeconds": 2},
-                                         {"key": "node.kubernetes.io/not-ready",
-                                          "operator": "Exists", "effect": "NoExecute",
-                                          "tolerationSeconds": 2}]}}}}
+                         "nodeSelector": {"kubernetes.io/hostname": "kwok-node-0"}}}}}
 
 
 def service(name: str, ns: str) -> dict:
@@ -68,7 +69,7 @@ def service(name: str, ns: str) -> dict:
             "spec": {"selector": {"app": name}, "ports": [{"port": 80}]}}
 
 
-def pod(name: str, ns: str, *, node: str | None = None, finalizer: bool = False,
+def pod(name: str, ns: str, *, node: str = "kwok-node-0", finalizer: bool = False,
         stop_delay: str | None = None, prestop: bool = False, grace: int = 5) -> dict:
     container = {"name": "app", "image": "registry.example/app:1"}
     if prestop:
@@ -78,9 +79,8 @@ def pod(name: str, ns: str, *, node: str | None = None, finalizer: bool = False,
         md["finalizers"] = [HOLD]
     if stop_delay:
         md["annotations"] = {"pod-stop.stage.kwok.x-k8s.io/delay": stop_delay}
-    spec: dict = {"containers": [container], "terminationGracePeriodSeconds": grace}
-    if node:
-        spec["nodeSelector"] = {"kubernetes.io/hostname": node}
+    spec: dict = {"containers": [container], "terminationGracePeriodSeconds": grace,
+                  "nodeSelector": {"kubernetes.io/hostname": node}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec}
 
 
@@ -131,14 +131,42 @@ class Scenario:
                     "metadata": {"name": "keep", "namespace": "doomed", "finalizers": [HOLD]}})
         self.k("delete", "namespace", "doomed", "--wait=false")
 
-    def lost_node(self) -> None:
-        node = self.plane.node_names[-1]
+    def lost_nodes(self) -> None:
+        """victim on kwok-node-2 (lost), orphan on kwok-node-1 (lost, then deleted)."""
         self.namespace("lost")
-        self.apply(pod("victim", "lost", node=node, grace=5))
+        self.namespace("gone")
+        self.apply(pod("victim", "lost", node="kwok-node-2"),
+                   pod("orphan", "gone", node="kwok-node-1"))
         self.k("wait", "--for=condition=Ready", "pod/victim", "-n", "lost", "--timeout=60s")
-        self.plane.lose_node(node)
-        time.sleep(16)  # node-monitor-grace-period 10 s, then the node goes Unknown
+        self.k("wait", "--for=condition=Ready", "pod/orphan", "-n", "gone", "--timeout=60s")
+        self.plane.lose_node("kwok-node-2")
+        self.plane.lose_node("kwok-node-1")
+        time.sleep(16)  # node-monitor-grace-period 10 s, then the nodes go Unknown
         self.k("delete", "pod", "victim", "-n", "lost", "--wait=false")
+        self.k("delete", "pod", "orphan", "-n", "gone", "--wait=false")
+        time.sleep(8)
+        self.k("delete", "node", "kwok-node-1", "--wait=false")
+
+    def missed_while_down(self, restart_recorder) -> None:
+        """The recorder is killed; a held pod is released and deleted; etcd is compacted;
+        the recorder restarts from its checkpoint and must relist."""
+        self.namespace("gap")
+        self.apply(pod("missed", "gap", finalizer=True))
+        self.k("wait", "--for=condition=Ready", "pod/missed", "-n", "gap", "--timeout=60s")
+        self.k("delete", "pod", "missed", "-n", "gap", "--wait=false")
+        time.sleep(12)
+        restart_recorder(lambda: self._release_and_compact())
+
+    def _release_and_compact(self) -> None:
+        self.k("patch", "pod", "missed", "-n", "gap", "--type=merge",
+               "-p", json.dumps({"metadata": {"finalizers": None}}))
+        self.apply(pod("ghost", "gap"))
+        time.sleep(3)
+        self.k("delete", "pod", "ghost", "-n", "gap", "--wait=false")
+        time.sleep(3)
+        self.plane.compact_etcd()
+        # The watch cache keeps its own history; a restart makes the old resourceVersion 410.
+        self.plane.restart_component("kube-apiserver")
 
 
 def watchers(plane: LocalControlPlane, out: Path) -> list[subprocess.Popen]:
@@ -148,24 +176,34 @@ def watchers(plane: LocalControlPlane, out: Path) -> list[subprocess.Popen]:
         scope = ["-n", "kube-node-lease"] if kind == "leases" else ["-A"]
         argv = [str(plane.kubectl_bin), "--kubeconfig", str(plane.kubeconfig), "get", kind,
                 *scope, "--watch", "--output-watch-events", "-o", "json"]
-        procs.append(subprocess.Popen(argv, stdout=open(out / f"{kind}.json", "wb"),
+        procs.append(subprocess.Popen(argv, stdout=open(out / f"{kind}.json", "ab"),
                                       stderr=subprocess.DEVNULL))
     return procs
 
 
 def recorder(plane: LocalControlPlane, out: Path) -> subprocess.Popen:
-    argv = [sys.executable, "-m", "ktrace.cli", "record", "--kubeconfig", str(plane.kubeconfig),
-            "--cluster", "capture", "--out", str(out)]
+    argv = ["record", "--kubeconfig", str(plane.kubeconfig), "--cluster", "capture",
+            "--out", str(out), "--state-dir", str(out.parent / "recorder-state")]
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[3]))
     code = "import sys; from ktrace.cli import main; sys.argv[0]='ktrace'; main()"
-    return subprocess.Popen([sys.executable, "-c", code, *argv[3:]], env=env,
-                            stderr=open(out.parent / "recorder.log", "wb"))
+    return subprocess.Popen([sys.executable, "-c", code, *argv], env=env,
+                            stderr=open(out.parent / "recorder.log", "ab"))
 
 
 def main(out: Path) -> None:
-    plane = LocalControlPlane(work_dir=out / "plane", nodes=2, stage_set="race")
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=3, stage_set="race")
     plane.start()
     procs: list[subprocess.Popen] = []
+
+    def restart_recorder(while_down) -> None:
+        procs[-1].kill()  # no SESSION_END: a crash
+        procs[-1].wait()
+        while_down()
+        for proc in procs:  # the API server restart ended the kubectl watches too
+            proc.terminate()
+            proc.wait(timeout=30)
+        procs[:] = watchers(plane, out / "kubectl") + [recorder(plane, out / "recording")]
+
     try:
         procs = watchers(plane, out / "kubectl") + [recorder(plane, out / "recording")]
         time.sleep(3)
@@ -175,7 +213,8 @@ def main(out: Path) -> None:
         play.holds()
         play.foreground()
         play.doomed_namespace()
-        play.lost_node()
+        play.lost_nodes()
+        play.missed_while_down(restart_recorder)
         time.sleep(40)  # past every grace period plus the stuck margin
     finally:
         for proc in procs:

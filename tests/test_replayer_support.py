@@ -1,0 +1,73 @@
+"""Shared data and fixtures of the replayer tests (imported by the test_replayer_* modules).
+
+The data are recordings of the real control plane, made by tests/data/replayer/capture.py:
+``scenarios/`` (rollouts, stuck deletions, lost and deleted nodes, a recorder crash with a
+relist) and ``evicted/`` (rollouts, then a node lost under a Deployment: capacity dips).
+Each holds ``kubectl/<resource>.json`` (kubectl --watch captures) and ``recording/`` (the
+recorder's local log of the same run).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from replayer import db
+from replayer.replay import import_captures, replay
+from replayer.sources.locallog import LocalLogSource
+
+DATA = Path(__file__).parent / "data" / "replayer"
+
+
+def captures(scenario: str) -> list[str]:
+    return sorted(glob.glob(str(DATA / scenario / "kubectl" / "*.json")))
+
+
+def recording(scenario: str) -> str:
+    return str(DATA / scenario / "recording")
+
+
+def load_recording(path: str, directory: str) -> duckdb.DuckDBPyConnection:
+    con = db.open_db(path)
+    replay(LocalLogSource(directory), con, source_name=directory, prefix="ktrace")
+    return con
+
+
+def load_captures(path: str, files: list[str]) -> duckdb.DuckDBPyConnection:
+    con = db.open_db(path)
+    import_captures(files, con, cluster="imported")
+    return con
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+    """The recorder's recording of the scenarios, loaded."""
+    path = os.path.join(tmp_path_factory.mktemp("recorded"), "r.duckdb")
+    con = load_recording(path, recording("scenarios"))
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="session")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+    """The kubectl captures of the same scenarios, imported."""
+    path = os.path.join(tmp_path_factory.mktemp("imported"), "i.duckdb")
+    con = load_captures(path, captures("scenarios"))
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="session")
+def evicted(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+    path = os.path.join(tmp_path_factory.mktemp("evicted"), "e.duckdb")
+    con = load_recording(path, recording("evicted"))
+    yield con
+    con.close()
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tuple]:
+    return con.execute(sql, list(params)).fetchall()
