@@ -1,6 +1,7 @@
 -- rollouts: one row per Deployment revision (ReplicaSet) seen rolling out: when it began
--- and completed, how far it surged and how low availability went, and how many old pods
--- terminated while new pods became ready. Documented in docs/projections.md.
+-- and completed (the controller observed the change; every replica updated and available),
+-- how far it surged, how low availability went, and how many old pods terminated while new
+-- pods became ready. Documented in docs/projections.md.
 
 CREATE OR REPLACE VIEW rollouts AS
 WITH rs AS (
@@ -22,13 +23,15 @@ revisions AS (
                  min(received_at) OVER (PARTITION BY rs_uid) AS first_seen FROM rs)
     GROUP BY deploy_uid, rs_uid),
 deploy AS (
-    SELECT r.uid AS deploy_uid, r.received_at, w.replicas, w.status_replicas,
+    SELECT r.uid AS deploy_uid, r.received_at, r.generation, w.observed_generation,
+           w.replicas, w.status_replicas,
            w.updated_replicas, w.available_replicas, w.ready_replicas, w.max_surge,
            w.max_unavailable
     FROM workloads w JOIN raw_events r USING (event_id) WHERE w.kind = 'Deployment'),
 windows AS (
     SELECT v.*, (SELECT min(d.received_at) FROM deploy d
                  WHERE d.deploy_uid = v.deploy_uid AND d.received_at >= v.started_at
+                   AND d.observed_generation >= d.generation
                    AND d.updated_replicas = d.replicas AND d.available_replicas = d.replicas
                    AND d.status_replicas = d.replicas) AS completed_at
     FROM revisions v WHERE v.started_at IS NOT NULL),
