@@ -1,0 +1,67 @@
+"""Gaps on recordings of the real control plane: GAP records, lost and ended sessions,
+sequence holes, slow steps."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from replayer import db
+from replayer.replay import replay
+from replayer.sources.locallog import LocalLogSource
+from tests.test_replayer_support import recorded, recording, rows  # noqa: F401
+
+TOPICS = ["daemonsets", "deployments", "endpointslices", "events", "jobs", "leases",
+          "namespaces", "nodes", "persistentvolumeclaims", "persistentvolumes", "pods",
+          "replicasets", "statefulsets", "volumeattachments"]
+
+
+def test_recorder_crash_and_relist(recorded):
+    found = rows(recorded, "SELECT category, type, topic FROM gaps ORDER BY category, type, topic")
+    assert found == (
+        [("slow", "stopped_to_deleted", None)]
+        + [("unseen", "gap_marker", f"ktrace.{t}") for t in TOPICS]
+        + [("unseen", "session_lost", None)])
+
+
+def test_gap_markers_span_the_outage(recorded):
+    for detail, end in rows(recorded, "SELECT detail, end_at FROM gaps WHERE type = 'gap_marker'"):
+        assert detail.startswith("410 Gone: ")
+        assert end.isoformat().startswith("2026-11-30T07:12:52")
+
+
+def test_slow_step_names_the_pod_and_threshold(recorded):
+    assert rows(recorded, "SELECT namespace, name, threshold_s, seconds > 30 FROM gaps "
+                          "WHERE category = 'slow'") == [("gap", "missed", 10.0, True)]
+
+
+def test_session_gap_between_a_clean_stop_and_the_next_start(tmp_path: Path):
+    con = db.open_db(str(tmp_path / "two.duckdb"))
+    for scenario in ("evicted", "scenarios"):
+        replay(LocalLogSource(recording(scenario)), con, source_name=scenario, prefix="ktrace")
+    found = rows(con, "SELECT type, start_at < end_at FROM gaps WHERE category = 'unseen' "
+                      "AND type LIKE 'session%' ORDER BY start_at")
+    assert found == [("session_gap", True), ("session_lost", True)]
+
+
+def _corrupt_middle_block(topic_dir: Path) -> None:
+    segment = sorted(topic_dir.glob("*.avro"))[0]
+    data = bytearray(segment.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 8] = bytes(b ^ 0xFF for b in data[middle:middle + 8])
+    segment.write_bytes(bytes(data))
+
+
+def test_sequence_hole_where_records_were_lost(tmp_path: Path):
+    copy = tmp_path / "recording"
+    shutil.copytree(recording("scenarios"), copy)
+    _corrupt_middle_block(copy / "ktrace.pods")
+    con = db.open_db(str(tmp_path / "holes.duckdb"))
+    summary = replay(LocalLogSource(str(copy)), con, source_name="copy", prefix="ktrace")
+    assert summary.stats.problems["decode_error"] >= 1
+    holes = rows(con, "SELECT topic, detail FROM gaps WHERE type = 'sequence_hole'")
+    assert [t for t, _ in holes] == ["ktrace.pods"]
+    assert "records missing" in holes[0][1]
+    assert rows(con, "SELECT count(*) FROM load_problems WHERE problem = 'decode_error' "
+                     "AND topic = 'ktrace.pods'")[0][0] >= 1
+    con.close()
