@@ -151,15 +151,14 @@ class Loader:
                 self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
                 return False
             self._problem(d, "out_of_order", f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
-            self.batch_keys.add((uid, rv_text, rtype))
-            return True
-        if rv == latest_rv and rtype in types:
+        elif rv == latest_rv and rtype in types:
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
-        if rv is None or latest_rv is None or rv > latest_rv:
+        elif rv is None or latest_rv is None or rv > latest_rv:
             self.latest[uid] = (rv, {rtype})
         else:
             types.add(rtype)
+        self.batch_keys.add((uid, rv_text, rtype))  # older versions are checked against these
         return True
 
     def _seen_before(self, uid: str, rv_text: str | None, rtype: str) -> bool:

@@ -1,0 +1,177 @@
+"""The loader: resume without loading twice, survive a kill, count bad input, refuse
+databases that are not ktrace's."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from replayer import db
+from replayer.loader import Loader, RecordFilter
+from replayer.replay import replay
+from replayer.sources import Delivery
+from replayer.sources.locallog import LocalLogSource
+from schemas.errors import DecodeError
+from tests.test_replayer_support import recording, rows
+
+FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
+               "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",
+               "markers", "load_positions"]
+
+
+def snapshot(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+    """Every fact table's rows, plus the problems without their load ids."""
+    tables = {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in FACT_TABLES}
+    tables["load_problems"] = rows(con, "SELECT * EXCLUDE (load_id) FROM load_problems ORDER BY ALL")
+    return tables
+
+
+def deliveries(scenario: str = "scenarios") -> list[Delivery]:
+    source = LocalLogSource(recording(scenario))
+    return list(source.read(source.topics("ktrace")))
+
+
+def test_rerunning_replay_adds_no_rows(tmp_path: Path):
+    con = db.open_db(str(tmp_path / "r.duckdb"))
+    first = replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+    before = snapshot(con)
+    second = replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+    assert first.stats.loaded == 510 and second.stats.loaded == 0
+    assert second.stats.deliveries == 0
+    assert snapshot(con) == before
+
+
+KILLER = textwrap.dedent("""
+    import os, signal, sys
+    from replayer import db
+    from replayer.loader import Loader
+    from replayer.sources.locallog import LocalLogSource
+
+    def dying(deliveries, after):
+        for n, d in enumerate(deliveries):
+            if n == after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield d
+
+    con = db.open_db(sys.argv[1])
+    source = LocalLogSource(sys.argv[2])
+    loader = Loader(con, "killed", batch_size=40)
+    loader.load(dying(source.read(source.topics("ktrace"), after=loader.positions), 300))
+""")
+
+
+def test_a_load_killed_midway_and_rerun_equals_one_clean_run(tmp_path: Path):
+    killed = str(tmp_path / "killed.duckdb")
+    done = subprocess.run([sys.executable, "-c", KILLER, killed, recording("scenarios")])
+    assert done.returncode == -9
+    con = db.open_db(killed)
+    assert 0 < rows(con, "SELECT count(*) FROM raw_events")[0][0] < 510  # committed batches
+    replay(LocalLogSource(recording("scenarios")), con, source_name="rerun", prefix="ktrace")
+    clean = db.open_db(str(tmp_path / "clean.duckdb"))
+    replay(LocalLogSource(recording("scenarios")), clean, source_name="clean", prefix="ktrace")
+    assert snapshot(con) == snapshot(clean)
+
+
+def _load(tmp_path: Path, items: list[Delivery]) -> tuple[duckdb.DuckDBPyConnection, object]:
+    con = db.open_db(str(tmp_path / "bad.duckdb"))
+    return con, Loader(con, "test").load(items)
+
+
+def _renumbered(items: list[Delivery]) -> list[Delivery]:
+    """The same deliveries as one partition of one topic, offsets 0, 1, 2…"""
+    return [dataclasses.replace(d, topic="t", partition=0, offset=i) for i, d in enumerate(items)]
+
+
+def test_duplicates_are_skipped_and_counted(tmp_path: Path):
+    items = [d for d in deliveries() if d.topic == "ktrace.pods"]
+    redelivered = items + items[10:15]  # a producer retry / recorder restart resending
+    con, stats = _load(tmp_path, _renumbered(redelivered))
+    assert (stats.loaded, stats.duplicates) == (len(items), 5)
+    assert rows(con, "SELECT count(*) FROM load_problems WHERE problem = 'duplicate'") == [(5,)]
+    assert rows(con, "SELECT count(*) FROM raw_events") == [(len(items),)]
+
+
+def test_out_of_order_versions_are_counted_and_still_ordered_by_resource_version(tmp_path: Path):
+    items = [d for d in deliveries() if d.topic == "ktrace.pods"]
+    held = [i for i, d in enumerate(items) if d.record and d.record["name"] == "held"]
+    swapped = list(items)
+    swapped[held[1]], swapped[held[2]] = swapped[held[2]], swapped[held[1]]
+    con, stats = _load(tmp_path, _renumbered(swapped))
+    assert stats.problems["out_of_order"] == 1
+    steps = rows(con, "SELECT step FROM pod_transitions WHERE pod = 'held' ORDER BY step_no")
+    assert [s for (s,) in steps] == ["created", "scheduled", "running", "ready",
+                                     "deletion_requested", "containers_stopped", "terminal"]
+
+
+def test_corrupt_records_and_malformed_json_are_counted_never_loaded_wrong(tmp_path: Path):
+    items = [d for d in deliveries() if d.topic == "ktrace.pods"][:20]
+    bad_json = dict(items[3].record, object=b'{"kind": "Pod", "metadata": ')
+    mangled = (items[:3] + [dataclasses.replace(items[3], record=bad_json)]
+               + [Delivery("ktrace.pods", 0, items[3].offset + 1, None, DecodeError("corrupt"))]
+               + [dataclasses.replace(d, offset=d.offset + 2) for d in items[4:]])
+    con, stats = _load(tmp_path, mangled)
+    assert stats.problems["decode_error"] == 1 and stats.problems["malformed_json"] == 1
+    assert stats.loaded == 20
+    # the envelope and typed facts of the bad-JSON record are kept; its object is not
+    assert rows(con, "SELECT object IS NULL, uid IS NOT NULL FROM raw_events "
+                     "WHERE \"offset\" = ?", items[3].offset) == [(True, True)]
+    assert rows(con, "SELECT count(*) FROM pods p JOIN raw_events r USING (event_id) "
+                     "WHERE r.\"offset\" = ?", items[3].offset) == [(1,)]
+
+
+def test_deliveries_at_or_before_a_committed_position_are_skipped(tmp_path: Path):
+    items = _renumbered([d for d in deliveries() if d.topic == "ktrace.pods"][:10])
+    con, _ = _load(tmp_path, items)
+    stats = Loader(con, "again").load(items[5:])
+    assert stats.loaded == 0 and stats.problems["out_of_order_offset"] == 5
+
+
+def test_namespace_filter_keeps_cluster_scoped_objects_and_is_sticky(tmp_path: Path):
+    con = db.open_db(str(tmp_path / "ns.duckdb"))
+    replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace",
+           keep=RecordFilter(namespace="race"))
+    namespaces = {ns for (ns,) in rows(con, "SELECT DISTINCT namespace FROM raw_events")}
+    assert namespaces == {"race", None}
+    with pytest.raises(db.DatabaseError, match="loaded with namespace=race"):
+        replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+
+
+def test_rebuild_starts_over(tmp_path: Path):
+    path = str(tmp_path / "r.duckdb")
+    con = db.open_db(path)
+    replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+    con.close()
+    con = db.open_db(path, rebuild=True)
+    assert rows(con, "SELECT count(*) FROM raw_events") == [(0,)]
+    assert rows(con, "SELECT count(*) FROM load_positions") == [(0,)]
+
+
+def test_refuses_a_duckdb_file_of_another_program(tmp_path: Path):
+    path = str(tmp_path / "other.duckdb")
+    other = duckdb.connect(path)
+    other.execute("CREATE TABLE invoices (id INTEGER)")
+    other.close()
+    for rebuild in (False, True):
+        with pytest.raises(db.DatabaseError, match="is not a ktrace database .*invoices"):
+            db.open_db(path, rebuild=rebuild)
+    assert rows(duckdb.connect(path), "SELECT count(*) FROM invoices") == [(0,)]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "text"])
+def test_refuses_files_that_are_not_duckdb(tmp_path: Path, kind: str):
+    path = tmp_path / "file.db"
+    if kind == "sqlite":
+        sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
+    else:
+        path.write_text("hello\n")
+    before = path.read_bytes()
+    with pytest.raises(db.DatabaseError, match="cannot open .* as a DuckDB database"):
+        db.open_db(str(path))
+    assert path.read_bytes() == before
