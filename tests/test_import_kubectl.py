@@ -1,0 +1,97 @@
+"""ktrace import of kubectl --watch captures of the real control plane."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+
+from replayer import db
+from replayer.importer import split_json_items
+from replayer.replay import import_captures
+from tests.test_replayer_support import (  # noqa: F401
+    captures, imported, load_captures, recorded, rows)
+
+STEPS = ("SELECT namespace || '/' || pod, list(step ORDER BY step_no) FROM pod_transitions "
+         "GROUP BY ALL ORDER BY 1")
+
+
+def pods_capture() -> Path:
+    return next(Path(f) for f in captures("scenarios") if f.endswith("/pods.json"))
+
+
+def test_import_and_recording_show_the_same_steps_in_the_same_order(imported, recorded):
+    from_import, from_recorder = dict(rows(imported, STEPS)), dict(rows(recorded, STEPS))
+    # gap/ghost lived and died while the recorder was down: only kubectl saw it
+    assert set(from_import) - set(from_recorder) == {"gap/ghost"}
+    assert len(from_recorder) == 19
+    for pod, steps in from_recorder.items():
+        assert from_import[pod] == steps, pod
+
+
+def test_step_times_agree_within_the_documented_precision(imported, recorded):
+    sql = ("SELECT namespace || '/' || pod || ' ' || step, time FROM pod_transitions "
+           "WHERE step <> 'deleted'")
+    derived, received = dict(rows(imported, sql)), dict(rows(recorded, sql))
+    for key, at in received.items():
+        # server timestamps are whole seconds: a derived time is at most 1 s early
+        assert abs((at - derived[key]).total_seconds()) < 2.0, key
+
+
+def test_imported_times_are_marked_derived(imported):
+    sources = {s.split(":")[0] for (s,) in rows(imported, "SELECT DISTINCT time_source FROM raw_events")}
+    assert sources == {"derived"}
+    assert rows(imported, "SELECT count(*) FROM raw_events WHERE time_source = 'derived:none'") == [(0,)]
+
+
+def test_watch_restart_relists_are_duplicates(imported):
+    # the captures were restarted with the API server: their relist repeats what was seen
+    assert rows(imported, "SELECT problem, count(*) FROM load_problems GROUP BY ALL ORDER BY 1") == [
+        ("duplicate", 87), ("unknown_kind", 1)]
+
+
+def test_reimport_adds_nothing_and_a_grown_file_adds_only_its_tail(tmp_path: Path):
+    files = [str(shutil.copy(f, tmp_path)) for f in captures("scenarios")]
+    pods = next(f for f in files if f.endswith("pods.json"))
+    text = Path(pods).read_text().splitlines(keepends=True)
+    Path(pods).write_text("".join(text[:-10]))
+    con = db.open_db(str(tmp_path / "i.duckdb"))
+    first = import_captures(files, con, cluster="c").stats.loaded
+    assert import_captures(files, con, cluster="c").stats.loaded == 0
+    Path(pods).write_text("".join(text))
+    assert import_captures(files, con, cluster="c").stats.loaded == 10
+    assert first + 10 == rows(con, "SELECT count(*) FROM raw_events")[0][0]
+
+
+def test_pretty_printed_concatenated_captures_load_the_same(tmp_path: Path):
+    lines = pods_capture().read_text().splitlines()
+    pretty = tmp_path / "pods.json"
+    pretty.write_text("".join(orjson.dumps(orjson.loads(l), option=orjson.OPT_INDENT_2).decode()
+                              + "\n" for l in lines))
+    one = load_captures(str(tmp_path / "a.duckdb"), [str(pods_capture())])
+    two = load_captures(str(tmp_path / "b.duckdb"), [str(pretty)])
+    sql = "SELECT uid, resource_version, type, received_at FROM raw_events ORDER BY ALL"
+    assert rows(one, sql) == rows(two, sql) and len(rows(one, sql)) > 100
+
+
+def test_malformed_lines_and_watch_errors_are_counted(tmp_path: Path):
+    lines = pods_capture().read_text().splitlines()
+    broken = tmp_path / "pods.json"
+    broken.write_text("\n".join(
+        lines[:5] + ['{"type": "MODIFIED", "object": {"kind": "Pod", "metadata": ']
+        + lines[5:6] + ["not json at all",
+                     '{"type":"ERROR","object":{"kind":"Status","message":"too old resource version"}}']
+        + lines[6:]) + "\n")
+    con = db.open_db(str(tmp_path / "m.duckdb"))
+    summary = import_captures([str(broken)], con, cluster="c")
+    assert summary.stats.problems["malformed_json"] == 2
+    assert summary.stats.problems["watch_error"] == 1
+    assert summary.stats.loaded == len(lines)
+
+
+def test_splitting_resynchronises_after_garbage():
+    text = '{"a": 1}\n{"b":\n  2}\ngarbage {\n{"c": 3}\n'
+    items = list(split_json_items(text))
+    assert items[0] == {"a": 1} and items[1] == {"b": 2} and items[-1] == {"c": 3}
+    assert len(items) == 4 and items[2].problem == "malformed_json"
