@@ -1,0 +1,123 @@
+"""The replayer's commands, end to end on the recorded scenarios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from ktrace.cli import cli
+from tests.test_replayer_support import captures, recording
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def dbfile(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("cli") / "k.duckdb")
+    result = run("replay", recording("scenarios"), "--db", path)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_replay_prints_a_summary_and_a_rerun_loads_nothing(dbfile: str):
+    again = run("replay", recording("scenarios"), "--db", dbfile)
+    assert again.exit_code == 0
+    assert again.output.splitlines()[0] == "loaded 0 of 0 records (0 duplicates, 0 filtered out, 0 problems)"
+    assert "database: 510 records from 2026-11-30 07:11:23.310237" in again.output
+    assert "15 unseen stretches" in again.output
+
+
+def test_query_with_parameters_and_stdin(dbfile: str):
+    out = run("query", "SELECT step FROM pod_transitions WHERE pod = $pod ORDER BY step_no",
+              "-p", "pod", "held", "--db", dbfile, "-o", "csv")
+    assert out.output.split() == ["step", "created", "scheduled", "running", "ready",
+                                  "deletion_requested", "containers_stopped", "terminal"]
+    out = run("query", "-", "--db", dbfile, "-o", "json",
+              input="SELECT count(*) AS n FROM races WHERE verdict = 'ok'")
+    assert json.loads(out.output) == [{"n": 3}]
+
+
+def test_timeline_of_a_deployment(dbfile: str):
+    out = run("timeline", "deploy/web", "-n", "race", "--db", dbfile, "-o", "json")
+    steps = json.loads(out.output)
+    assert {s["pod"] for s in steps} >= {"web-857bb4bd9d-84bp4", "web-857bb4bd9d-99vfd"}
+    first = [s for s in steps if s["pod"] == "web-857bb4bd9d-84bp4"]
+    assert [s["step"] for s in first][-3:] == ["terminal", "deleted", "endpoint_removed"]
+    assert all("█" in s["bar"] for s in first)
+    table = run("timeline", "held", "--db", dbfile)
+    assert table.output.splitlines()[0].split()[:4] == ["pod", "step_no", "step", "time"]
+
+
+def test_stuck_at_a_time_and_at_the_end(dbfile: str):
+    out = run("stuck", "--db", dbfile, "-o", "json")
+    assert len(json.loads(out.output)) == 8
+    out = run("stuck", "--at", "2026-11-30T07:12:50Z", "-n", "gone", "--db", dbfile, "-o", "json")
+    assert [(r["name"], r["top_cause"]) for r in json.loads(out.output)] == [("orphan", "node_deleted")]
+
+
+def test_gaps_with_a_threshold_override(dbfile: str):
+    out = run("gaps", "--threshold", "stopped_to_deleted=60", "--db", dbfile, "-o", "json")
+    assert [g for g in json.loads(out.output) if g["category"] == "slow"] == []
+    out = run("gaps", "--db", dbfile, "-o", "json")  # the override did not stick
+    assert [g["name"] for g in json.loads(out.output) if g["category"] == "slow"] == ["missed"]
+    bad = CliRunner().invoke(cli, ["gaps", "--threshold", "nope=1", "--db", dbfile])
+    assert bad.exit_code == 1 and "unknown threshold 'nope'" in bad.output
+
+
+def test_races_and_state(dbfile: str):
+    out = run("races", "-n", "race", "--db", dbfile, "-o", "json")
+    sections = json.loads(out.output)
+    assert [r["verdict"] for r in sections["Terminating pods behind a Service"]] == [
+        "stopped_before_endpoint_off"] * 3
+    assert sections["Distribution and suggested preStop delay"][0]["suggested_prestop_s"] == 3
+    out = run("state", "--at", "2026-11-30T07:12:00Z", "--kind", "Pod", "-n", "hold",
+              "--db", dbfile, "-o", "csv")
+    assert [l.split(",")[2] for l in out.output.splitlines()[1:]] == ["busy", "held", "hooked"]
+
+
+def test_import_command(tmp_path: Path):
+    out = run("import", *captures("scenarios"), "--db", str(tmp_path / "i.duckdb"))
+    assert out.exit_code == 0
+    assert out.output.splitlines()[0] == ("loaded 456 of 543 records (87 duplicates, "
+                                          "0 filtered out, 18 problems)")
+
+
+def test_incident_loads_a_window_and_reports(tmp_path: Path):
+    out = run("incident", recording("scenarios"), "--since", "2026-11-30T07:11:40Z",
+              "--until", "2026-11-30T07:12:23Z", "-o", "json")
+    report = json.loads(out.output)
+    assert report["Recording"][0]["first"] >= "2026-11-30T07:11:40"
+    assert {r["name"] for r in report["Stuck deletions"]} >= {"held", "busy", "hooked"}
+
+
+def test_demo_finds_the_race_and_the_finalizer():
+    report = json.loads(run("demo", "-o", "json").output)
+    raced = report["Rollout races (containers stopped before or just after the endpoint went off)"]
+    assert {r["verdict"] for r in raced} == {"stopped_before_endpoint_off"}
+    assert ("held", "finalizers") in {(r["name"], r["top_cause"]) for r in report["Stuck deletions"]}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["stuck", "--db", "/nonexistent/x.duckdb"], "Error: no database at /nonexistent/x.duckdb"),
+    (["stuck", "--at", "yesterday-ish", "--db", "{db}"], "is neither an RFC 3339 time nor a duration"),
+    (["query", "SELEC nonsense", "--db", "{db}"], "Error: query failed: Parser Error"),
+])
+def test_errors_are_one_line(dbfile: str, args: list[str], message: str):
+    result = CliRunner().invoke(cli, [a.replace("{db}", dbfile) for a in args])
+    assert result.exit_code == 1
+    assert len(result.output.strip().splitlines()) == 1 and message in result.output
+
+
+def test_a_foreign_database_is_refused_in_one_line(tmp_path: Path):
+    path = str(tmp_path / "other.duckdb")
+    duckdb.connect(path).execute("CREATE TABLE invoices (id INTEGER)").close()
+    result = CliRunner().invoke(cli, ["replay", recording("scenarios"), "--db", path])
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"Error: {path} is not a ktrace database (it holds other "
+                                     "tables: invoices); refusing to write into it")
