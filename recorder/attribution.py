@@ -1,13 +1,18 @@
 """Which component made each change, and the evidence for saying so (design §3, §5).
 
-Most writes leave a trace in ``managedFields``: the manager whose entry is new or whose time
-advanced made the change. Some writes change no managedFields and are recognised by what
-they change: the binding (``spec.nodeName`` + PodScheduled) is the scheduler's; setting
-``deletionTimestamp`` is the API server handling a DELETE (the requester is unknown without
-audit logs, but a DisruptionTarget condition names it); Events name their reporter.
+Most writes leave a trace in ``managedFields``: the manager whose entry is new, whose time
+advanced, or whose owned-field set changed made the change. Times have one-second
+precision, so two writes by the same manager within a second are told apart by the owned
+fields, and else by which part changed (status → the status writer). Some writes change no
+managedFields and are recognised by what they change: the binding (``spec.nodeName`` +
+PodScheduled) is the scheduler's; setting ``deletionTimestamp`` is the API server handling a
+DELETE (the requester is unknown without audit logs, but a DisruptionTarget condition names
+it); shortening the grace period of a bound pod to 0 is its node agent confirming the stop.
+Events name their reporter.
 
-Per object only what these rules compare is kept: managedFields times, deletionTimestamp,
-grace period, nodeName, DisruptionTarget reason, finalizers, the last status writer.
+Per object only what these rules compare is kept (``Prior``): managedFields times and
+digests, a digest of status, deletionTimestamp, grace period, nodeName, DisruptionTarget
+reason, finalizers and the last status writer.
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 Obj = dict[str, Any]
 ManagerKey = tuple[str, str, str]  # manager, operation, subresource
+Stamp = tuple[str, int]  # time (RFC 3339, 1 s), digest of the owned fields
 
 #: DisruptionTarget reasons → the component that asked for the deletion.
 DISRUPTION_REQUESTERS = {
@@ -43,19 +51,24 @@ class Attribution:
 @dataclass(frozen=True, slots=True)
 class Prior:
     """What attribution remembers of an object's previous version."""
-    managers: dict[ManagerKey, str]
+    managers: dict[ManagerKey, Stamp]
+    status: int  # digest
     deletion: str | None
     grace: int | None
     node: str | None
     disruption: str | None
     finalizers: tuple[str, ...]
-    status_writer: str | None  # the last manager of the status subresource (the node agent for pods)
+    status_writer: str | None  # the latest manager of the status subresource (a pod's node agent)
 
 
-def managers_of(obj: Obj) -> dict[ManagerKey, str]:
+def digest(value: Any) -> int:
+    return hash(orjson.dumps(value)) if value is not None else 0
+
+
+def managers_of(obj: Obj) -> dict[ManagerKey, Stamp]:
     entries = (obj.get("metadata") or {}).get("managedFields") or ()
     return {(e.get("manager") or "", e.get("operation") or "", e.get("subresource") or ""):
-            e.get("time") or "" for e in entries}
+            (e.get("time") or "", digest(e.get("fieldsV1"))) for e in entries}
 
 
 def disruption_reason(obj: Obj) -> str | None:
@@ -68,9 +81,10 @@ def disruption_reason(obj: Obj) -> str | None:
 def prior_of(obj: Obj, previous: Prior | None) -> Prior:
     md = obj.get("metadata") or {}
     managers = managers_of(obj)
-    status = [(t, k[0]) for k, t in managers.items() if k[2] == "status"]
+    status = [(stamp[0], key[0]) for key, stamp in managers.items() if key[2] == "status"]
     status_writer = max(status)[1] if status else (previous.status_writer if previous else None)
-    return Prior(managers, md.get("deletionTimestamp"), md.get("deletionGracePeriodSeconds"),
+    return Prior(managers, digest(obj.get("status")), md.get("deletionTimestamp"),
+                 md.get("deletionGracePeriodSeconds"),
                  (obj.get("spec") or {}).get("nodeName") if obj.get("kind") == "Pod" else None,
                  disruption_reason(obj), tuple(md.get("finalizers") or ()), status_writer)
 
@@ -80,17 +94,26 @@ def describe(key: ManagerKey) -> str:
     return ":".join(p for p in ("managedFields", manager, operation, subresource) if p)
 
 
-def advanced(before: dict[ManagerKey, str] | None, after: dict[ManagerKey, str]) -> list[ManagerKey]:
-    """Entries that are new or whose time moved forward, latest first."""
-    moved = [k for k, t in after.items() if before is None or t > before.get(k, "")]
-    return sorted(moved, key=lambda k: after[k], reverse=True)
+def advanced(before: dict[ManagerKey, Stamp] | None, after: dict[ManagerKey, Stamp]) -> list[ManagerKey]:
+    """Entries that changed, the likely writer first: new entries, then those whose time moved
+    forward, then those whose owned fields changed at the same time (a field can also move
+    away from a manager when another one takes it over)."""
+    def rank(key: ManagerKey) -> int:
+        old = before.get(key) if before is not None else None
+        if old is None:
+            return 3
+        if after[key][0] > old[0]:
+            return 2
+        return 1 if after[key][1] != old[1] else 0
+    ranked = [(rank(k), after[k][0], k) for k in after]
+    return [k for r, _, k in sorted(ranked, key=lambda t: (t[0], t[1]), reverse=True) if r]
 
 
-def latest_writer(prior: Prior, note: str) -> Attribution:
-    if not prior.managers:
-        return Attribution(None, f"{note}no managedFields")
-    key = max(prior.managers, key=lambda k: prior.managers[k])
-    return Attribution(key[0], f"{note}{describe(key)} (latest entry)")
+def latest(prior: Prior, keys: list[ManagerKey] | None = None) -> ManagerKey | None:
+    """The entry with the latest time; within one second a status writer is the likelier
+    last writer (status changes far more often than spec)."""
+    candidates = keys if keys is not None else list(prior.managers)
+    return max(candidates, key=lambda k: (prior.managers[k][0], k[2] == "status")) if candidates else None
 
 
 def event_attribution(obj: Obj) -> Attribution:
@@ -126,36 +149,60 @@ class Attributor:
 
     def remember(self, obj: Obj) -> None:
         """Update the prior without attributing (an unchanged object seen by a relist)."""
-        uid = (obj.get("metadata") or {}).get("uid") or ""
-        self._priors[uid] = prior_of(obj, self._priors.get(uid))
+        if obj.get("kind") != "Event":
+            uid = (obj.get("metadata") or {}).get("uid") or ""
+            self._priors[uid] = prior_of(obj, self._priors.get(uid))
 
 
 def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
-    if before is not None:
-        special = lifecycle_write(before, after)
-        if special is not None:
-            return special
-    moved = advanced(before.managers if before else None, after.managers)
-    if event_type == "LISTED":
-        return latest_writer(after, "listed; ")
+    if event_type == "LISTED" or before is None:
+        key = latest(after)
+        note = "listed; " if event_type == "LISTED" else ""
+        if key is None:
+            return Attribution(None, f"{note}no managedFields")
+        server_time = None if event_type == "LISTED" else after.managers[key][0] or None
+        return Attribution(key[0], f"{note}{describe(key)} (latest entry)", server_time)
+    special = lifecycle_write(before, after)
+    if special is not None:
+        return special
+    moved = advanced(before.managers, after.managers)
     if moved:
-        note = disruption_note(before, after)
         others = f" (also {', '.join(describe(k) for k in moved[1:])})" if len(moved) > 1 else ""
-        return Attribution(moved[0][0], describe(moved[0]) + others + note, after.managers[moved[0]])
-    return latest_writer(after, "no entry advanced; ")
+        time = after.managers[moved[0]][0]
+        return Attribution(moved[0][0], describe(moved[0]) + others + disruption_note(before, after),
+                           time if time > before.managers.get(moved[0], ("", 0))[0] else None)
+    return same_second_write(before, after)
+
+
+def same_second_write(before: Prior, after: Prior) -> Attribution:
+    """No entry moved: the same manager wrote again within the second of its entry."""
+    status_keys = [k for k in after.managers if k[2] == "status"]
+    if after.status != before.status and status_keys:
+        key, part = latest(after, status_keys), "status changed"
+    else:
+        other = [k for k in after.managers if k[2] != "status"]
+        key, part = latest(after, other) or latest(after), "no status change"
+    if key is None:
+        return Attribution(None, "no managedFields")
+    return Attribution(key[0], f"{describe(key)} (entry unchanged within its second; {part})")
 
 
 def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
     """The writes that change no managedFields entry."""
+    if after.managers != before.managers:
+        return None
     if after.deletion and not before.deletion:
         requester = DISRUPTION_REQUESTERS.get(after.disruption or "")
         who = f"; requested by {requester} (DisruptionTarget {after.disruption})" if requester else ""
         return Attribution(APISERVER, f"deletionTimestamp set (DELETE, grace {after.grace}s){who}")
-    if after.deletion and after.grace is not None and before.grace is not None \
-            and after.grace < before.grace and after.managers == before.managers:
+    if after.deletion and after.grace is not None and before.grace is not None and after.grace < before.grace:
+        if after.node and after.grace == 0:
+            agent = after.status_writer or "kubelet"
+            return Attribution(agent, f"DELETE with grace 0 from the node agent of {after.node} "
+                                      f"(last status writer {agent}): containers stopped")
         return Attribution(APISERVER, f"deletionGracePeriodSeconds {before.grace}→{after.grace} "
                                       "(a DELETE with a shorter grace period)")
-    if after.node and not before.node and after.managers == before.managers:
+    if after.node and not before.node:
         return Attribution(SCHEDULER, f"binding: spec.nodeName={after.node} + PodScheduled")
     return None
 
@@ -175,7 +222,7 @@ def deleted(event_type: str, before: Prior | None, obj: Obj) -> Attribution:
         node = (obj.get("spec") or {}).get("nodeName") if obj.get("kind") == "Pod" else None
         if node and md.get("deletionGracePeriodSeconds") == 0:
             agent = before.status_writer if before and before.status_writer else "kubelet"
-            return Attribution(agent, f"final delete with grace 0 from the node agent of {node} "
+            return Attribution(agent, f"removed after the grace-0 DELETE of the node agent of {node} "
                                       f"(last status writer {agent})")
         if before and before.finalizers and not md.get("finalizers"):
             return Attribution(APISERVER, "removed once the last finalizer "

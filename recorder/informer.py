@@ -227,9 +227,15 @@ class Informer:
         return rv
 
     def _watch(self, rv: str) -> Iterator[Item]:
-        """One watch connection; returns the last resourceVersion seen when it ends."""
-        stream = self.api.open_watch(self.target, resource_version=rv,
-                                     timeout_s=random.randint(*self.settings.watch_timeout_s))
+        """One watch connection; ``self._rv`` follows every event, so a watch that breaks
+        half-way resumes after the last event it delivered. Returns the last RV seen."""
+        try:
+            stream = self.api.open_watch(self.target, resource_version=rv,
+                                         timeout_s=random.randint(*self.settings.watch_timeout_s))
+        except ApiError as exc:
+            if exc.status == 410:
+                raise Gone(exc.message) from exc
+            raise
         self._stream = stream
         opened, events = time.monotonic(), 0
         try:
@@ -237,9 +243,9 @@ class Informer:
             for line in stream.lines():
                 item = parse_event(line, self.target.key)
                 if isinstance(item, Bookmark):
-                    rv = item.resource_version
+                    self._rv = item.resource_version or self._rv
                 else:
-                    rv = (item.obj.get("metadata") or {}).get("resourceVersion") or rv
+                    self._rv = (item.obj.get("metadata") or {}).get("resourceVersion") or self._rv
                 events += 1
                 yield item
         finally:
@@ -249,7 +255,7 @@ class Informer:
             self._backoff = self.settings.backoff_initial_s
         elif not self.stop.is_set():
             self._sleep_backoff()  # a server that ends watches at once must not be hammered
-        return rv
+        return self._rv
 
     def _problem(self, what: str, detail: str) -> Problem:
         log.warning("%s: %s (%s); resuming from resourceVersion %s in %.1fs",

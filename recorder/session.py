@@ -56,12 +56,14 @@ class Summary:
 def record(settings: RecordSettings, *, stop: threading.Event | None = None) -> Summary:
     """Record until stopped (signal, ``stop`` set, ``--duration``); returns what happened.
     Raises KtraceError for a failure the recorder cannot ride out (after ending the session)."""
+    resources = parse_kinds(settings.kinds)  # refuse bad input before touching the cluster
+    redactor = Redactor(settings.redact, enabled=not settings.no_redact)
     config = load_config(settings.kubeconfig, settings.context)
     api = ApiClient(config)
     try:
-        targets = resolve_targets(api, parse_kinds(settings.kinds), list(settings.namespaces))
+        targets = resolve_targets(api, resources, list(settings.namespaces))
         cluster = settings.cluster or config.context or urlsplit(config.server).hostname or "cluster"
-        recording = Recording(settings, api, config, targets, cluster, stop or threading.Event())
+        recording = Recording(settings, api, config, targets, cluster, redactor, stop or threading.Event())
         with stop_on_signals(recording):
             return recording.run()
     finally:
@@ -109,7 +111,7 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
 
 class Recording:
     def __init__(self, settings: RecordSettings, api: ApiClient, config: ClusterConfig,
-                 targets: list[Target], cluster: str, stop: threading.Event) -> None:
+                 targets: list[Target], cluster: str, redactor: Redactor, stop: threading.Event) -> None:
         self.settings, self.targets, self.cluster, self.stop = settings, targets, cluster, stop
         self.session = str(uuid.uuid4())
         self.metrics = Metrics()
@@ -122,7 +124,7 @@ class Recording:
         self.sink = open_sink(settings, self.metrics)
         self.writer = Writer(self.sink, cluster=cluster, session=self.session,
                              topic_prefix=settings.topic_prefix,
-                             redactor=Redactor(settings.redact, enabled=not settings.no_redact),
+                             redactor=redactor,
                              metrics=self.metrics)
         self.informers = [self._informer(KubeWatchApi(api), t) for t in targets]
         self.threads: list[threading.Thread] = []

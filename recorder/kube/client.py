@@ -153,9 +153,13 @@ class WatchStream:
             while chunk := self._response.read1(READ_SIZE):
                 *complete, pending = (pending + chunk).split(b"\n")
                 yield from (line for line in complete if line.strip())
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            if not self._closed:
-                raise ConnectionLost(f"watch stream broke: {type(exc).__name__}: {exc}") from exc
+        except (OSError, http.client.HTTPException, ValueError, AttributeError) as exc:
+            # AttributeError: http.client's own state when close() raced a read; only then.
+            if self._closed:
+                return
+            if isinstance(exc, AttributeError):
+                raise
+            raise ConnectionLost(f"watch stream broke: {type(exc).__name__}: {exc}") from exc
 
     def close(self) -> None:
         self._closed = True

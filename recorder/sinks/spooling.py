@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class SpoolingSink:
-    def __init__(self, connect: Callable[[], Sink], spool: Spool, *, flush_timeout: float = 15.0,
+    def __init__(self, connect: Callable[[], Sink], spool: Spool, *, flush_timeout: float = 10.0,
                  retry_initial_s: float = 1.0, retry_max_s: float = 15.0,
                  on_error: Callable[[BaseException], None] = lambda exc: None) -> None:
         self._connect, self._spool = connect, spool

@@ -1,0 +1,130 @@
+"""Attribution on the recorded Deployment lifecycle, plus the rules it did not exercise
+(DisruptionTarget, finalizers, core/v1 Events), built from recorded objects."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import orjson
+
+from recorder.attribution import Attributor
+
+DATA = Path(__file__).parent / "data" / "recorder" / "deployment"
+
+
+def stream(resource: str) -> list[tuple[str, dict]]:
+    out = []
+    for line in (DATA / f"{resource}.watch.jsonl").read_bytes().splitlines():
+        doc = orjson.loads(line)
+        out.append((doc["type"], doc["object"]))
+    return out
+
+
+def attribute(resource: str) -> list[tuple[str, str, str | None, str]]:
+    attributor = Attributor()
+    return [(t, o["metadata"]["name"], *(lambda a: (a.component, a.evidence))(attributor.observe(t, o)))
+            for t, o in stream(resource)]
+
+
+def first_pod_history() -> list[tuple[str, str | None, str]]:
+    rows = attribute("pods")
+    name = rows[0][1]
+    return [(t, c, e) for t, n, c, e in rows if n == name]
+
+
+def test_one_pod_from_creation_to_removal() -> None:
+    steps = [(t, c, e.split(" ")[0]) for t, c, e in first_pod_history()]
+    assert steps == [
+        ("ADDED", "kube-controller-manager", "managedFields:kube-controller-manager:Update"),
+        ("MODIFIED", "kube-scheduler", "binding:"),
+        ("MODIFIED", "kwok", "managedFields:kwok:Update:status"),
+        ("MODIFIED", "kube-apiserver", "deletionTimestamp"),
+        ("MODIFIED", "kwok", "managedFields:kwok:Update:status"),
+        ("MODIFIED", "kwok", "managedFields:kwok:Update:status"),
+        ("MODIFIED", "kwok", "DELETE"),
+        ("DELETED", "kwok", "removed"),
+    ]
+    assert "grace 5s" in first_pod_history()[3][2]
+    assert "entry unchanged within its second; status changed" in first_pod_history()[5][2]
+
+
+def test_kubectl_scale_and_set_image_are_the_new_entries() -> None:
+    rows = [(c, e) for t, n, c, e in attribute("deployments") if c and c.startswith("kubectl")]
+    assert [c for c, _ in rows] == ["kubectl-client-side-apply", "kubectl", "kubectl-set"]
+    assert rows[1][1].startswith("managedFields:kubectl:Update:scale")
+
+
+def test_owned_objects_deleted_without_grace_are_the_garbage_collectors() -> None:
+    deleted = [(c, e) for t, n, c, e in attribute("replicasets") if t == "DELETED"]
+    assert len(deleted) == 2
+    assert all(c == "kube-controller-manager" and "ownerReference Deployment/web" in e for c, e in deleted)
+    assert [c for t, n, c, e in attribute("deployments") if t == "DELETED"] == ["kube-apiserver"]
+
+
+def test_events_name_their_reporter() -> None:
+    rows = attribute("events")
+    assert {(c, e) for t, n, c, e in rows} == {
+        ("deployment-controller", "event.reportingController"),
+        ("replicaset-controller", "event.reportingController"),
+        ("default-scheduler", "event.reportingController")}
+    _, core = stream("events")[0]
+    core = {"kind": "Event", "apiVersion": "v1", "metadata": core["metadata"],
+            "source": {"component": "kubelet", "host": "n1"}}
+    assert Attributor().observe("ADDED", core).component == "kubelet"
+
+
+def running_pod() -> list[tuple[str, dict]]:
+    pods = stream("pods")
+    name = pods[0][1]["metadata"]["name"]
+    return [(t, o) for t, o in pods if o["metadata"]["name"] == name]
+
+
+def test_disruption_target_names_the_requester() -> None:
+    history = running_pod()
+    attributor = Attributor()
+    for t, o in history[:3]:
+        attributor.observe(t, o)
+    evicting = copy.deepcopy(history[2][1])
+    evicting["status"]["conditions"].append({"type": "DisruptionTarget", "status": "True",
+                                             "reason": "DeletionByTaintManager"})
+    evicting["metadata"]["managedFields"].append({"manager": "kube-controller-manager", "operation": "Apply",
+                                                  "subresource": "status", "time": "2099-01-01T00:00:00Z"})
+    patched = attributor.observe("MODIFIED", evicting)
+    assert patched.component == "kube-controller-manager" and "DisruptionTarget DeletionByTaintManager" in patched.evidence
+    deleting = copy.deepcopy(evicting)
+    deleting["metadata"]["deletionTimestamp"] = "2099-01-01T00:00:30Z"
+    deleting["metadata"]["deletionGracePeriodSeconds"] = 30
+    deletion = attributor.observe("MODIFIED", deleting)
+    assert deletion.component == "kube-apiserver"
+    assert "requested by kube-controller-manager (DisruptionTarget DeletionByTaintManager)" in deletion.evidence
+
+
+def test_removal_after_the_last_finalizer() -> None:
+    _, obj = running_pod()[2]
+    held = copy.deepcopy(obj)
+    held["spec"].pop("nodeName")
+    held["metadata"].update(finalizers=["example.com/hold"], deletionTimestamp="2099-01-01T00:00:00Z",
+                            deletionGracePeriodSeconds=0)
+    attributor = Attributor()
+    attributor.observe("MODIFIED", held)
+    released = copy.deepcopy(held)
+    released["metadata"]["finalizers"] = []
+    assert "last finalizer (example.com/hold)" in attributor.observe("DELETED", released).evidence
+
+
+def test_listed_and_unknown_priors() -> None:
+    _, obj = running_pod()[2]
+    listed = Attributor().observe("LISTED", obj)
+    assert listed.component == "kwok" and listed.evidence.startswith("listed; ") and listed.server_time is None
+    resumed = Attributor().observe("MODIFIED", obj)  # after a restart: no prior, latest entry
+    assert resumed.component == "kwok" and "(latest entry)" in resumed.evidence
+    gone = Attributor().observe("INFERRED_DELETED", obj)
+    assert gone.component is None and "not seen" in gone.evidence
+
+
+def test_priors_stay_bounded() -> None:
+    attributor = Attributor()
+    for t, o in stream("pods"):
+        attributor.observe(t, o)
+    assert len(attributor) == 0  # every pod was deleted: nothing kept
