@@ -272,8 +272,9 @@ class Recording:
         self.request_stop(self.cause or "stopped")
         for informer in self.informers:
             informer.interrupt()
+        deadline = time.monotonic() + 5  # a thread stuck in a LIST request is left behind (daemon)
         for thread in self.threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(deadline - time.monotonic(), 0))
         error: BaseException | None = None
         try:
             self._drain_queue()

@@ -9,13 +9,13 @@ object — through a normal run, a SIGKILL and restart, a stretch past an etcd c
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
