@@ -89,6 +89,9 @@ class SpoolingSink:
             with self._cond:
                 if self._inner is not None and not self._spooling:
                     self._inner.close()
+                if len(self._spool):
+                    log.warning("%d records stay in the spool %s: the next run with this spool "
+                                "directory sends them first", len(self._spool), self._spool.directory)
                 self._spool.close()
 
     def stop_waiting(self) -> None:
