@@ -9,11 +9,9 @@ written to ``load_problems``, never fatal and never a wrong row.
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import duckdb
 
@@ -75,20 +73,23 @@ class Loader:
                     [self.load_id, source])
         self._reset_batch()
 
-    def load(self, deliveries: Iterable[Delivery | None], *,
+    def load(self, deliveries: Iterable[Delivery], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
-        """Load ``deliveries``; a None item means "nothing new for a while": flush."""
+        """Load ``deliveries`` in batches; everything taken is committed when it returns."""
         for delivery in deliveries:
-            if delivery is not None:
-                self._take(delivery)
-            if len(self.batch) >= self.batch_size or (delivery is None and self._pending):
+            self._take(delivery)
+            if len(self.batch) >= self.batch_size:
                 self.flush()
                 if on_batch:
                     on_batch(self.stats)
         self.flush()
+        if on_batch:
+            on_batch(self.stats)
+        return self.stats
+
+    def finish(self) -> None:
         self.con.execute("UPDATE loads SET finished_at = now()::TIMESTAMP WHERE load_id = ?",
                          [self.load_id])
-        return self.stats
 
     def flush(self) -> None:
         """Write the open batch, its problems and positions in one transaction."""
@@ -112,7 +113,6 @@ class Loader:
             self._problem(d, "out_of_order_offset", f"offset {d.offset} after {last}")
             return
         self.positions[key] = d.offset
-        self._pending = True
         self.stats.deliveries += 1
         if d.error is not None or d.record is None:
             self._problem(d, getattr(d.error, "problem", "decode_error"), str(d.error or "no record"))
@@ -236,7 +236,6 @@ class Loader:
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
-        self._pending = False
 
 
 def _latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int | None, set[str]]]:
@@ -246,32 +245,4 @@ def _latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int | No
         "  SELECT uid, rv, type, max(rv) OVER (PARTITION BY uid) AS top FROM raw_events"
         "  WHERE uid IS NOT NULL) WHERE rv = top OR top IS NULL GROUP BY uid, rv").fetchall()
     return {uid: (rv, set(types)) for uid, rv, types in rows}
-
-
-def with_ticks(deliveries: Iterable[Delivery], tick_s: float) -> Iterator[Delivery | None]:
-    """Deliveries from a (possibly blocking, following) source, with a None whenever none
-    arrived for ``tick_s``, so the loader commits what it has while the source waits."""
-    items: queue.Queue = queue.Queue(maxsize=10_000)
-    end = object()
-
-    def pump() -> None:
-        try:
-            for delivery in deliveries:
-                items.put(delivery)
-            items.put(end)
-        except BaseException as exc:  # re-raised in the loading thread
-            items.put(exc)
-
-    threading.Thread(target=pump, name="ktrace-source", daemon=True).start()
-    while True:
-        try:
-            item = items.get(timeout=tick_s)
-        except queue.Empty:
-            yield None
-            continue
-        if item is end:
-            return
-        if isinstance(item, BaseException):
-            raise item
-        yield item
 

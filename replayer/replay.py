@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -10,10 +11,10 @@ import duckdb
 
 from replayer import db
 from replayer.importer import read_capture
-from replayer.loader import Loader, LoadStats, RecordFilter, with_ticks
+from replayer.loader import Loader, LoadStats, RecordFilter
 from replayer.sources import Source
 
-FOLLOW_TICK_S = 1.0
+FOLLOW_POLL_S = 1.0
 FILTER_KEY = "load_filter"
 
 
@@ -34,18 +35,24 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
            keep: RecordFilter = RecordFilter(), since_us: int | None = None,
            until_us: int | None = None, follow: bool = False,
            on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
-    """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
+    """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds.
+    With ``follow``, catch up again every second (new topics included) until interrupted;
+    an interrupted batch is simply not committed, and a later run reads it again."""
     check_filter(con, keep)
     loader = Loader(con, source_name, keep=keep)
-    deliveries = source.read(source.topics(prefix), after=loader.positions,
-                             since_us=since_us, until_us=until_us, follow=follow)
     try:
-        stats = loader.load(with_ticks(deliveries, FOLLOW_TICK_S) if follow else deliveries,
-                            on_batch=on_batch)
-    except KeyboardInterrupt:  # --follow ends with ^C: keep what was loaded
-        loader.flush()
-        stats = loader.stats
-    return summarize(con, stats)
+        while True:
+            deliveries = source.read(source.topics(prefix), after=loader.positions,
+                                     since_us=since_us, until_us=until_us)
+            loader.load(deliveries, on_batch=on_batch)
+            if not follow:
+                break
+            time.sleep(FOLLOW_POLL_S)
+    except KeyboardInterrupt:
+        if not follow:
+            raise
+    loader.finish()
+    return summarize(con, loader.stats)
 
 
 def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, cluster: str,
@@ -55,7 +62,9 @@ def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, clu
     check_filter(con, keep)
     loader = Loader(con, "import " + " ".join(paths), keep=keep)
     deliveries = itertools.chain.from_iterable(read_capture(p, cluster=cluster) for p in paths)
-    return summarize(con, loader.load(deliveries, on_batch=on_batch))
+    loader.load(deliveries, on_batch=on_batch)
+    loader.finish()
+    return summarize(con, loader.stats)
 
 
 def check_filter(con: duckdb.DuckDBPyConnection, keep: RecordFilter) -> None:
