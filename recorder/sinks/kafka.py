@@ -38,10 +38,17 @@ def connect_admin(settings: KafkaSettings) -> KafkaAdminClient:
             f"{settings.connect_timeout_s:g}s ({type(exc).__name__})") from exc
 
 
+#: Broker-side append time as the record timestamp: retention then counts from when a record
+#: was stored, whatever its receive time (a replayed old recording is not deleted at once),
+#: and it never precedes the receive time, so offsets-for-times cannot skip a window's start.
+TOPIC_CONFIG = {"message.timestamp.type": "LogAppendTime"}
+
+
 def ensure_topics(admin: KafkaAdminClient, names: list[str], *, partitions: int,
                   replication: int = 1) -> None:
     existing = set(admin.list_topics())
-    wanted = [NewTopic(n, partitions, replication) for n in names if n not in existing]
+    wanted = [NewTopic(n, partitions, replication, topic_configs=TOPIC_CONFIG)
+              for n in names if n not in existing]
     if not wanted:
         return
     try:
@@ -86,8 +93,6 @@ class KafkaSink:
                 key=topics.key_for(record),
                 value=codec.encode(record),
                 headers=codec.kafka_headers(record),
-                # The broker's timestamp index then serves offsets-for-times by receive time.
-                timestamp_ms=record["receivedAt"] // 1000,
             )
         except KafkaError as exc:
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc

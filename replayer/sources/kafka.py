@@ -62,13 +62,15 @@ class KafkaSource:
                 for message in messages:
                     delivery = _decode(message)
                     record = delivery.record
+                    if not follow and message.offset + 1 >= ends[tp]:
+                        remaining.discard(tp)
+                    if record is not None and since_us is not None and record["receivedAt"] < since_us:
+                        continue  # the seek used append times, which come after receive times
                     if record is not None and until_us is not None and record["receivedAt"] > until_us:
                         self._consumer.pause(tp)
                         remaining.discard(tp)
                         break
                     yield delivery
-                    if not follow and message.offset + 1 >= ends[tp]:
-                        remaining.discard(tp)
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries = []
