@@ -1,0 +1,1 @@
+"""``python -m bench``: recorder and replayer throughput, memory and query latency."""

@@ -1,0 +1,58 @@
+"""``python -m bench [--quick] [--profile] …``: see docs/performance.md.
+
+Prints the table, then, as its last line, one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.child import PhaseFailed
+from bench.report import summary, table
+from bench.run import Options, Run
+
+FULL_SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (10_000, 100_000)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="stop at 100k events (< 5 min)")
+    parser.add_argument("--sizes", type=lambda v: tuple(int(x) for x in v.split(",")),
+                        help="comma-separated workload sizes (default 10000,100000,1000000)")
+    parser.add_argument("--profile", nargs="?", const=10_000, type=int, metavar="EVENTS",
+                        help="also profile both paths with pyinstrument (default on 10000 events)")
+    parser.add_argument("--work", type=Path,
+                        help="keep workloads, databases and profiles here (reused); default: a "
+                             "temporary directory, removed at the end")
+    parser.add_argument("--kafka", help="HOST:PORT of a broker to use (default $KTRACE_TEST_KAFKA, "
+                                        "else one started for the run)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    work = args.work or Path(tempfile.mkdtemp(prefix="ktrace-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        run = Run(Options(sizes, work.resolve(), args.kafka, args.profile)).execute()
+    except PhaseFailed as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    figures = summary(run)
+    print(table(run, figures))
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""One measured phase each; ``bench.child`` runs each in a fresh process so its peak RSS is
+its own. Every phase returns plain numbers: events, seconds, and what it found."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import duckdb
+
+from bench.recorder_path import record_file
+from replayer import db
+from replayer.analyses.gaps import gaps
+from replayer.analyses.races import races
+from replayer.analyses.stuck import stuck
+from replayer.analyses.timeline import timeline
+from replayer.replay import replay as replay_source
+from replayer.sources.kafka import KafkaSource
+from schemas.kafka_settings import KafkaSettings
+
+Result = dict[str, Any]
+QUERY_RUNS = 3
+
+
+def recorder(workload: str, bootstrap: str, prefix: str, state_dir: str) -> Result:
+    """``main_cpu_s``: the recording thread's own CPU; the rest of ``cpu_s`` is the Kafka
+    producer's I/O thread (batching, compression, checksums)."""
+    start, main_cpu = time.perf_counter(), time.thread_time()
+    run = record_file(workload, bootstrap=bootstrap, prefix=prefix, state_dir=state_dir)
+    return {"events": run.events, "seconds": time.perf_counter() - start,
+            "main_cpu_s": time.thread_time() - main_cpu,
+            "records": run.records, "live_objects": run.live_objects}
+
+
+def recorder_baseline(workload: str, out: str) -> Result:
+    """The same bytes through the standard json module, out as JSON lines."""
+    start, events = time.perf_counter(), 0
+    with open(workload, "rb") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            dst.write(json.dumps(json.loads(line)) + "\n")
+            events += 1
+    return {"events": events, "seconds": time.perf_counter() - start}
+
+
+def replay(bootstrap: str, prefix: str, database: str) -> Result:
+    source = KafkaSource(KafkaSettings(bootstrap=bootstrap))
+    con = db.open_db(database, rebuild=True)
+    start = time.perf_counter()
+    summary = replay_source(source, con, source_name=f"kafka:{bootstrap}", prefix=prefix)
+    con.close()  # the checkpoint into the file is part of loading
+    seconds = time.perf_counter() - start
+    source.close()
+    return {"events": summary.stats.deliveries, "seconds": seconds, "loaded": summary.records,
+            "problems": summary.stats.problem_count(), "duplicates": summary.stats.duplicates}
+
+
+def replay_baseline(workload: str, database: str) -> Result:
+    """DuckDB's read_json loading the same watch events into a table (type, object JSON).
+    Letting read_json infer a struct for every object is ~10x slower (managedFields keys)."""
+    con = duckdb.connect(database)
+    start = time.perf_counter()
+    con.execute("CREATE TABLE events AS SELECT * FROM read_json(?, format = 'newline_delimited', "
+                "columns = {type: 'VARCHAR', object: 'JSON'})", [workload])
+    events = con.execute("SELECT count(*) FROM events").fetchone()[0]
+    con.close()
+    return {"events": events, "seconds": time.perf_counter() - start}
+
+
+def queries(database: str, deployment: str, namespace: str) -> Result:
+    """Each analysis ``QUERY_RUNS`` times on an open database: the first and the median."""
+    start = time.perf_counter()
+    con = db.open_db(database)
+    opened_ms = (time.perf_counter() - start) * 1000
+    analyses: dict[str, Callable[[], Any]] = {
+        "stuck": lambda: stuck(con),
+        "races": lambda: races(con),
+        "timeline": lambda: timeline(con, f"deploy/{deployment}", namespace),
+        "gaps": lambda: gaps(con),
+    }
+    result: Result = {"open_ms": opened_ms, "events": con.execute(
+        "SELECT count(*) FROM raw_events").fetchone()[0]}
+    for name, run in analyses.items():
+        times, rows = [], 0
+        for _ in range(QUERY_RUNS):
+            began = time.perf_counter()
+            rows = len(run()[1])
+            times.append((time.perf_counter() - began) * 1000)
+        result[name] = {"first_ms": times[0], "median_ms": statistics.median(times), "rows": rows}
+    con.close()
+    return result
+
+
+PHASES: dict[str, Callable[..., Result]] = {
+    "recorder": recorder, "recorder_baseline": recorder_baseline, "replay": replay,
+    "replay_baseline": replay_baseline, "queries": queries,
+}

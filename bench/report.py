@@ -1,0 +1,110 @@
+"""The figures of a run: the summary object (the last line) and the table people read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ANALYSES = ("stuck", "races", "timeline", "gaps")
+LABELS = {"recorder": "recorder → Kafka", "recorder_baseline": "json → JSON lines",
+          "replay": "Kafka → DuckDB", "replay_baseline": "DuckDB read_json"}
+LIVE_TARGET = 100_000
+
+
+def figures(result: dict[str, Any]) -> dict[str, Any]:
+    """events/s (wall and per CPU-second), µs/event and peak RSS of one phase."""
+    events, seconds, cpu = result["events"], result["seconds"], result["cpu_s"]
+    return {"events": events, "eps": round(events / seconds), "cpu_eps": round(events / cpu),
+            "us_per_event": round(seconds / events * 1e6, 1), "rss_mb": round(result["rss_mb"], 1)}
+
+
+def live_rss_estimate(growth: dict[int, dict[str, Any]]) -> float | None:
+    """Recorder RSS at LIVE_TARGET live objects, on the line through the two largest runs."""
+    runs = sorted((r["recorder"]["live_objects"], r["recorder"]["rss_mb"]) for r in growth.values())
+    if len(runs) < 2 or runs[-1][0] == runs[-2][0]:
+        return None
+    (x0, y0), (x1, y1) = runs[-2], runs[-1]
+    return round(y0 + (y1 - y0) * (LIVE_TARGET - x0) / (x1 - x0), 1)
+
+
+def summary(run: dict[str, Any]) -> dict[str, Any]:
+    growth, queries = run["growth"], run["queries"]
+    largest = growth[max(growth)]
+    top = {path: figures(largest[path]) for path in LABELS}
+    out = {
+        "events": max(growth),
+        "recorder_eps": top["recorder"]["eps"], "recorder_cpu_eps": top["recorder"]["cpu_eps"],
+        "recorder_baseline_eps": top["recorder_baseline"]["eps"],
+        "recorder_baseline_cpu_eps": top["recorder_baseline"]["cpu_eps"],
+        "recorder_rss_mb": top["recorder"]["rss_mb"],
+        "recorder_live_objects": largest["recorder"]["live_objects"],
+        "recorder_producer_thread_cpu_share": round(
+            1 - largest["recorder"]["main_cpu_s"] / largest["recorder"]["cpu_s"], 2),
+        "recorder_rss_mb_at_100k_live": live_rss_estimate(growth),
+        "replay_eps": top["replay"]["eps"], "replay_cpu_eps": top["replay"]["cpu_eps"],
+        "replay_baseline_eps": top["replay_baseline"]["eps"],
+        "replay_rss_mb": top["replay"]["rss_mb"],
+        "replay_baseline_rss_mb": top["replay_baseline"]["rss_mb"],
+        "query_ms": {name: round(queries[name]["median_ms"], 1) for name in ANALYSES},
+        "query_first_ms": {name: round(queries[name]["first_ms"], 1) for name in ANALYSES},
+        "query_events": queries["events"], "query_open_ms": round(queries["open_ms"], 1),
+        "growth": {str(size): {path: {k: figures(r[path])[k] for k in ("us_per_event", "rss_mb")}
+                               for path in LABELS} for size, r in growth.items()},
+        "machine": run["machine"], "pinned_cpu": run["pinned_cpu"],
+    }
+    out["targets"] = targets(out)
+    if run["profiles"]:
+        out["profile_top"] = {path: p["top"][:5] for path, p in run["profiles"].items()}
+    return out
+
+
+def target(met: bool | None, value: Any, goal: str) -> dict[str, Any]:
+    return {"met": met, "value": value, "goal": goal}
+
+
+def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The issue's targets, reported (never asserted). None: not measured by this run."""
+    live = s["recorder_live_objects"] >= LIVE_TARGET
+    rss = s["recorder_rss_mb"] if live else s["recorder_rss_mb_at_100k_live"]
+    at_1m = s["query_events"] >= 1_000_000
+    slowest = max(max(s["query_ms"].values()), max(s["query_first_ms"].values()))
+    return {
+        "recorder_eps": target(s["recorder_eps"] >= 20_000, s["recorder_eps"],
+                               ">= 20,000 events/s on one core"),
+        "recorder_rss": target(None if rss is None else rss < 300, rss,
+                               "< 300 MB at 100k live objects" + ("" if live else " (estimated)")),
+        "replay_eps": target(s["replay_eps"] >= 100_000, s["replay_eps"], ">= 100,000 events/s"),
+        "replay_vs_read_json": target(s["replay_eps"] >= s["replay_baseline_eps"] / 2,
+                                      round(s["replay_eps"] / s["replay_baseline_eps"], 2),
+                                      ">= 0.5 x the read_json baseline"),
+        "queries": target(slowest < 1000 if at_1m else None, round(slowest, 1),
+                          f"< 1 s on 1M events (measured on {s['query_events']:,})"),
+    }
+
+
+def table(run: dict[str, Any], s: dict[str, Any]) -> str:
+    m = s["machine"]
+    lines = [f"ktrace bench: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gib']} GiB, load "
+             f"{m['load_at_start']:.1f} → {m['load_at_end']:.1f}; one-core phases on CPU "
+             f"{s['pinned_cpu']}; {m['kafka']}", "",
+             f"{'events':>10}  {'path':<18} {'events/s':>9} {'per CPU-s':>9} {'µs/event':>9} "
+             f"{'peak RSS MB':>11} {'vs baseline':>11}"]
+    for size, results in run["growth"].items():
+        for path, base in (("recorder", "recorder_baseline"), ("recorder_baseline", None),
+                           ("replay", "replay_baseline"), ("replay_baseline", None)):
+            f = figures(results[path])
+            ratio = f"{f['eps'] / figures(results[base])['eps']:.2f}x" if base else ""
+            lines.append(f"{size:>10,}  {LABELS[path]:<18} {f['eps']:>9,} {f['cpu_eps']:>9,} "
+                         f"{f['us_per_event']:>9,.1f} {f['rss_mb']:>11,.0f} {ratio:>11}")
+        lines.append(f"{'':>10}  live objects after recording: {results['recorder']['live_objects']:,}")
+    q = run["queries"]
+    lines += ["", f"analyses on {q['events']:,} events (open {q['open_ms']:.0f} ms; "
+                  "first run / median of 3):"]
+    lines += [f"  {name:<9} {q[name]['first_ms']:>8.0f} ms {q[name]['median_ms']:>8.0f} ms "
+              f"{q[name]['rows']:>8,} rows" for name in ANALYSES]
+    lines += ["", "targets:"] + [f"  {'met' if t['met'] else 'not measured' if t['met'] is None else 'MISSED':<12} "
+                                 f"{name:<20} {t['value']!s:>10}   {t['goal']}"
+                                 for name, t in s["targets"].items()]
+    for path, p in run["profiles"].items():
+        lines += ["", f"profile of {path} ({p['report']}), top self time:"]
+        lines += [f"  {e['share']:>6.1%}  {e['function']}" for e in p["top"][:10]]
+    return "\n".join(lines)

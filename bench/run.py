@@ -1,0 +1,103 @@
+"""One benchmark run: per size, the recorder path and the replayer beside their baselines,
+each phase in its own process; then the analyses on the largest database."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import child, machine, workload
+from bench.broker import kafka_bootstrap
+
+#: The phases measured per size, in the order they run: each path beside its baseline.
+PATHS = ("recorder_baseline", "recorder", "replay", "replay_baseline")
+ONE_CORE = frozenset({"recorder_baseline", "recorder"})
+#: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
+THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database"}
+#: The seed's first clone, asked for by the timeline query.
+TIMELINE = {"deployment": "frontend-c00001", "namespace": "shop-00001"}
+
+
+@dataclass(frozen=True)
+class Options:
+    sizes: tuple[int, ...]
+    work: Path
+    kafka: str | None = None
+    profile_size: int | None = None  # profile both paths on a workload of this size
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Run:
+    def __init__(self, options: Options) -> None:
+        self.options, self.work = options, options.work
+        self.templates = workload.seed_templates()
+        self.cpu = machine.pinned_cpu()
+        self.token = secrets.token_hex(3)  # fresh topics on a reused broker
+
+    def execute(self) -> dict[str, Any]:
+        info = machine.describe()
+        with kafka_bootstrap(self.work / "kafka", self.options.kafka) as (bootstrap, source):
+            progress(f"kafka: {bootstrap} ({source})")
+            growth = {size: self.measure(size, bootstrap) for size in self.options.sizes}
+            largest = max(self.options.sizes)
+            progress(f"queries on the {largest:,}-event database")
+            queries = child.run("queries", {"database": str(self.database(largest)), **TIMELINE})
+            profiles = self.profile(bootstrap) if self.options.profile_size else {}
+        info["load_at_end"] = os.getloadavg()[0]
+        info["kafka"] = source
+        return {"machine": info, "growth": growth, "queries": queries, "profiles": profiles,
+                "pinned_cpu": self.cpu}
+
+    def database(self, size: int) -> Path:
+        return self.work / f"replay-{size}.duckdb"
+
+    def measure(self, size: int, bootstrap: str) -> dict[str, dict[str, Any]]:
+        events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
+        results = {}
+        for path in PATHS:
+            progress(f"{size:>9,} events: {path}")
+            args = self.arguments(path, size, events, bootstrap)
+            results[path] = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None)
+            self.clean_after(path, args)
+        if size != max(self.options.sizes):
+            self.database(size).unlink(missing_ok=True)
+        return results
+
+    def arguments(self, path: str, size: int, events: Path, bootstrap: str,
+                  prefix: str | None = None) -> dict[str, Any]:
+        prefix = prefix or f"bench-{size}-{self.token}"
+        return {
+            "recorder_baseline": {"workload": str(events), "out": str(self.work / "baseline.jsonl")},
+            "recorder": {"workload": str(events), "bootstrap": bootstrap, "prefix": prefix,
+                         "state_dir": str(self.work / f"state-{prefix}")},
+            "replay": {"bootstrap": bootstrap, "prefix": prefix, "database": str(self.database(size))},
+            "replay_baseline": {"workload": str(events), "database": str(self.work / "read_json.duckdb")},
+        }[path]
+
+    @staticmethod
+    def clean_after(path: str, args: dict[str, Any]) -> None:
+        if path in THROWAWAY:
+            for name in (args[THROWAWAY[path]], args[THROWAWAY[path]] + ".wal"):
+                Path(name).unlink(missing_ok=True)
+
+    def profile(self, bootstrap: str) -> dict[str, Any]:
+        size = self.options.profile_size or 0
+        events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
+        prefix = f"bench-profile-{size}-{self.token}"
+        found = {}
+        for path in ("recorder", "replay"):
+            progress(f"profiling {path} on {size:,} events")
+            args = self.arguments(path, size, events, bootstrap, prefix)
+            if path == "replay":
+                args["database"] = str(self.work / "profile.duckdb")
+            out = self.work / f"profile-{path}"
+            result = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None, profile=out)
+            found[path] = {"top": result["top"], "report": str(out.with_suffix(".txt"))}
+        return found

@@ -1,0 +1,115 @@
+"""Deterministic workloads of N watch events, cloned from the seed capture.
+
+Clone ``c`` (1, 2, …) of the seed gets its own namespace, app names, node names, uids and
+resourceVersions, so every clone's objects are new objects that live beside the others;
+the clones follow one another (clone-major), the last one cut at N. Objects stay alive at
+the end of each clone, as in the seed, so live objects grow with N (≈ N / 4).
+
+A workload is one file of raw watch lines in the order the recorder receives them (the
+kind inside each object names the watch it came from), written once and reused.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.capture import SEED
+from recorder.kube.catalogue import Target
+
+#: The watches of the seed capture (bench/capture.py WATCHES), by the kind they carry.
+TARGETS: dict[str, Target] = {
+    "Pod": Target("pods", "", "v1", "Pod", True, None),
+    "ReplicaSet": Target("replicasets", "apps", "v1", "ReplicaSet", True, None),
+    "Deployment": Target("deployments", "apps", "v1", "Deployment", True, None),
+    "EndpointSlice": Target("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, None),
+    "Event": Target("events", "events.k8s.io", "v1", "Event", True, None),
+    "Node": Target("nodes", "", "v1", "Node", False, None),
+    "Lease": Target("leases", "coordination.k8s.io", "v1", "Lease", True, "kube-node-lease"),
+    "Namespace": Target("namespaces", "", "v1", "Namespace", False, None),
+}
+_KIND = re.compile(rb'"object":\{"kind":"([A-Za-z]+)"')
+# What makes a clone's objects its own: uids, resourceVersions and the names below.
+_SLOTS = re.compile(rb'(?P<uid>[0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+                    rb'|"resourceVersion":"(?P<rv>\d+)"'
+                    rb'|(?P<name>frontend|checkout|kwok-node-|"shop"|shop/)')
+#: Room between clones' resourceVersions (the seed spans a few thousand).
+RV_SPAN = 1_000_000
+
+
+@dataclass(frozen=True)
+class Template:
+    """A seed line split into literal pieces and the slots a clone rewrites."""
+    pieces: tuple[bytes, ...]  # literal, slot, literal, slot, …, literal
+    slots: tuple[tuple[str, bytes], ...]  # (slot kind, original text)
+
+    def render(self, clone: int) -> bytes:
+        out = [self.pieces[0]]
+        for (kind, text), literal in zip(self.slots, self.pieces[1:]):
+            out.append(rewrite(kind, text, clone))
+            out.append(literal)
+        return b"".join(out)
+
+
+def rewrite(kind: str, text: bytes, clone: int) -> bytes:
+    if kind == "uid":
+        return b"%08x" % clone
+    if kind == "rv":
+        return b"%d" % (clone * RV_SPAN + int(text))
+    if text == b"kwok-node-":
+        return b"c%05d-node-" % clone
+    if text.startswith(b'"shop'):
+        return b'"shop-%05d"' % clone
+    if text == b"shop/":
+        return b"shop-%05d/" % clone
+    return b"%s-c%05d" % (text, clone)
+
+
+def template(line: bytes) -> Template:
+    kind = _KIND.search(line)
+    if kind is None:
+        raise ValueError(f"not a watch event of a known shape: {line[:120]!r}")
+    pieces, slots, pos = [], [], 0
+    for match in _SLOTS.finditer(line):
+        group = match.lastgroup or ""
+        start, end = match.span(group)
+        pieces.append(line[pos:start])
+        slots.append((group, line[start:end]))
+        pos = end
+    pieces.append(line[pos:])
+    if kind.group(1).decode() not in TARGETS:
+        raise ValueError(f"no watch for kind {kind.group(1)!r} in bench.workload.TARGETS")
+    return Template(tuple(pieces), tuple(slots))
+
+
+def seed_templates(seed: Path = SEED) -> list[Template]:
+    with gzip.open(seed, "rb") as fh:
+        return [template(line.rstrip(b"\n")) for line in fh if line.strip()]
+
+
+def cloned_lines(templates: list[Template], events: int) -> Iterator[bytes]:
+    """``events`` watch lines: clone 1, clone 2, … cut at ``events``."""
+    clone = 0
+    while True:
+        clone += 1
+        for t in templates:
+            if events <= 0:
+                return
+            events -= 1
+            yield t.render(clone)
+
+
+def build(path: Path, events: int, templates: list[Template] | None = None) -> Path:
+    """The workload of ``events`` events at ``path`` (kept when already complete)."""
+    done = path.with_suffix(".complete")
+    if done.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        for line in cloned_lines(templates or seed_templates(), events):
+            fh.write(line + b"\n")
+    done.write_text(f"{events}\n")
+    return path
