@@ -192,6 +192,17 @@ def assert_nothing_lost(watcher: Watcher, records: dict[str, list[dict]]) -> Non
             assert first_seen == sorted(first_seen), f"{resource} {uid} out of order: {rvs}"
 
 
+def figures(watcher: Watcher, records: dict[str, list[dict]]) -> dict[str, int]:
+    """What a run measured, attached to the test report (``--junitxml``)."""
+    objects = [r for rs in records.values() for r in rs if r["marker"] is None and r["uid"]]
+    return {
+        "watcher_events": sum(len(v) for v in watcher.seen.values()),
+        "object_records": len(objects),
+        "repeated_seq": len(objects) - len({(r["session"], r["resource"], r["seq"]) for r in objects}),
+        "repeated_uid_rv": len(objects) - len({(r["uid"], r["resourceVersion"], r["type"]) for r in objects}),
+    }
+
+
 def assert_seq_gap_free(records: dict[str, list[dict]]) -> None:
     for resource, recs in records.items():
         by_session: dict[str, set[int]] = defaultdict(set)
@@ -255,7 +266,8 @@ def setup(k8s_cluster, k8s_namespace, kafka_bootstrap, unique_topic_prefix, tmp_
         recorder.kill()
 
 
-def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kafka_bootstrap, unique_topic_prefix) -> None:
+def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kafka_bootstrap, unique_topic_prefix,
+                                                                      record_property) -> None:
     cluster, ns, watcher, recorder = setup
     recorder.start()
     apply_deployment(cluster, ns, "web", 2)
@@ -273,8 +285,11 @@ def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kaf
     assert recorder.metric("ktrace_gaps_total") == 0
     stopping = time.monotonic()
     assert recorder.stop() == 0
+    record_property("sigterm_to_exit_s", round(time.monotonic() - stopping, 2))
     assert time.monotonic() - stopping < 10, "SIGTERM must end the recorder quickly"
     records = read_kafka(kafka_bootstrap, unique_topic_prefix)
+    for name, value in figures(watcher, records).items():
+        record_property(name, value)
     assert_nothing_lost(watcher, records)
     assert_seq_gap_free(records)
     pods = [r for r in records["pods"] if r["marker"] is None]
@@ -293,7 +308,8 @@ def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kaf
     assert session[-1]["marker"]["cause"] == "SIGTERM"
 
 
-def test_sigkill_mid_churn_then_restart_loses_nothing(setup, kafka_bootstrap, unique_topic_prefix) -> None:
+def test_sigkill_mid_churn_then_restart_loses_nothing(setup, kafka_bootstrap, unique_topic_prefix,
+                                                      record_property) -> None:
     cluster, ns, watcher, recorder = setup
     recorder.start()
     with Churn(cluster, ns):
@@ -305,6 +321,8 @@ def test_sigkill_mid_churn_then_restart_loses_nothing(setup, kafka_bootstrap, un
     watcher.wait_quiet()
     assert recorder.stop() == 0
     records = read_kafka(kafka_bootstrap, unique_topic_prefix)
+    for name, value in figures(watcher, records).items():
+        record_property(name, value)
     assert_nothing_lost(watcher, records)
     assert_seq_gap_free(records)
     first, second = sessions(records["pods"])
@@ -343,7 +361,8 @@ def test_restart_past_compaction_writes_a_gap_and_infers_deletions(setup, k8s_co
     assert types[-2:] == ["SYNCED", "SESSION_END"]
 
 
-def test_kafka_outage_spools_then_drains_in_order(setup, kafka_broker, kafka_bootstrap, unique_topic_prefix) -> None:
+def test_kafka_outage_spools_then_drains_in_order(setup, kafka_broker, kafka_bootstrap, unique_topic_prefix,
+                                                  record_property) -> None:
     cluster, ns, watcher, recorder = setup
     recorder.start()
     with Churn(cluster, ns):
@@ -358,15 +377,19 @@ def test_kafka_outage_spools_then_drains_in_order(setup, kafka_broker, kafka_boo
         assert spooled > 0, "nothing went to the spool while Kafka was down"
         assert recorder.get("/healthz")[0] == 200
         kafka_broker.restart()
-        time.sleep(5)
+        back_at = time.monotonic()
+        while recorder.metric("ktrace_spool_records") > 0:
+            assert time.monotonic() < back_at + 90, "the spool never drained"
+            time.sleep(0.5)
+        record_property("spool_peak_records", spooled)
+        record_property("drained_s_after_broker_restart", round(time.monotonic() - back_at, 1))
+        time.sleep(5)  # churn goes on, straight to Kafka again
     watcher.wait_quiet()
-    deadline = time.monotonic() + 90
-    while recorder.metric("ktrace_spool_records") > 0:
-        assert time.monotonic() < deadline, "the spool never drained"
-        time.sleep(1)
     assert recorder.metric("ktrace_producer_errors_total") > 0
     assert recorder.stop(timeout=60) == 0
     records = read_kafka(kafka_bootstrap, unique_topic_prefix)
+    for name, value in figures(watcher, records).items():
+        record_property(name, value)
     assert_nothing_lost(watcher, records)
     assert_seq_gap_free(records)
     assert len(sessions(records["pods"])) == 1
