@@ -144,7 +144,8 @@ def test_expired_continue_token_restarts_the_list() -> None:
     assert [i.count for i in items if isinstance(i, inf.Synced)] == [3]
 
 
-def test_malformed_line_is_counted_and_the_watch_resumes_after_the_last_good_event() -> None:
+def test_malformed_line_is_counted_and_the_watch_resumes_after_the_last_good_event(
+        caplog: pytest.LogCaptureFixture) -> None:
     lines = recorded_lines(PODS_WATCH)
     broken = [*lines[:5], lines[5][: len(lines[5]) // 2], *lines[6:8]]
     items, api = run([], [broken, lines[5:8]], start_rv="1")
@@ -154,6 +155,8 @@ def test_malformed_line_is_counted_and_the_watch_resumes_after_the_last_good_eve
     # nothing recorded is lost and nothing after the bad line is skipped
     assert [e.obj["metadata"]["resourceVersion"] for e in events] == [rv_of(l) for l in lines[:8]]
     assert api.watch_calls[:2] == ["1", rv_of(lines[4])]
+    [error] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert error.getMessage().startswith("pods.core.capture: malformed watch line (")
 
 
 @pytest.mark.parametrize("garbage", [b"not json", b'{"type":"ADDED"}', b'{"type":"ADDED","object":[]}',

@@ -203,3 +203,14 @@ def test_objects_too_large_for_the_sink_are_truncated_never_dropped(tmp_path: Pa
     assert truncated and all(r["objectSize"] > len(r["object"] or b"") for r in truncated)
     assert all(b"managedFields" not in (r["object"] or b"") for r in truncated)
     assert writer.metrics.truncated.labels("pods")._value.get() == len(truncated)
+
+
+def test_handled_problems_are_counted(tmp_path: Path) -> None:
+    writer = new_writer(tmp_path, ["pods"])
+    for what in ("malformed", "malformed", "disconnect"):
+        writer.handle(TARGETS["pods"].key, inf.Problem(what, "detail"))
+    counter = writer.metrics.watch_problems
+    assert counter.labels("pods", "malformed")._value.get() == 2
+    assert counter.labels("pods", "disconnect")._value.get() == 1
+    assert writer.records_written == 0  # problems are metrics and logs, not records
+    writer.sink.close()
