@@ -68,7 +68,9 @@ def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
 
 def _connect(path: str) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(path)
+        # Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per
+        # batch would rewrite the tables' newest blocks again and again.
+        return duckdb.connect(path, config={"checkpoint_threshold": "1GB"})
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
         raise DatabaseError(f"cannot open {path} as a DuckDB database: {first}") from exc

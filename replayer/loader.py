@@ -169,13 +169,7 @@ class Loader:
             [uid, rv_text, rtype]).fetchone()[0] > 0
 
     def _add(self, d: Delivery, r: Record) -> None:
-        text = None
-        if r.get("object") is not None:
-            try:
-                text = r["object"].decode("utf-8")
-            except UnicodeDecodeError:
-                self._problem(d, "malformed_json", "object is not UTF-8")
-        self.batch.add(self.next_id, d.topic, d.partition, d.offset, r, text,
+        self.batch.add(self.next_id, d.topic, d.partition, d.offset, r,
                        r.get("timeSource") or "received")
         self.next_id += 1
         self.stats.loaded += 1
@@ -196,10 +190,10 @@ class Loader:
         self.con.register("_batch", table)
         try:
             if name == "raw_events":
+                # one parse: bytes that are not UTF-8 JSON become NULL, and are reported
+                self.con.execute("INSERT INTO raw_events SELECT * REPLACE "
+                                 "(try_cast(try(decode(object)) AS JSON) AS object) FROM _batch")
                 self._report_bad_json()
-                self.con.execute(
-                    "INSERT INTO raw_events SELECT * REPLACE (CASE WHEN json_valid(object) "
-                    "THEN object END AS object) FROM _batch")
             else:
                 self.con.execute(f"INSERT INTO {name} SELECT * FROM _batch")
         finally:
@@ -207,8 +201,10 @@ class Loader:
 
     def _report_bad_json(self) -> None:
         bad = self.con.execute(
-            "SELECT topic, \"partition\", \"offset\", kind, uid FROM _batch "
-            "WHERE object IS NOT NULL AND NOT json_valid(object)").fetchall()
+            "SELECT b.topic, b.\"partition\", b.\"offset\", b.kind, b.uid FROM _batch b "
+            "JOIN raw_events r USING (event_id) "
+            "WHERE r.event_id BETWEEN ? AND ? AND b.object IS NOT NULL AND r.object IS NULL",
+            [self.first_id, self.next_id - 1]).fetchall()
         for topic, partition, offset, kind, uid in bad:
             self.stats.problems["malformed_json"] += 1
             self.problem_rows.append((self.load_id, topic, partition, offset, "malformed_json",
@@ -220,8 +216,9 @@ class Loader:
             self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
                                       f"{kind}: {count} records loaded without typed facts"))
         if self.positions:
-            self.con.executemany("INSERT OR REPLACE INTO load_positions VALUES (?, ?, ?)",
-                                 [(t, p, o) for (t, p), o in self.positions.items()])
+            flat = [v for (t, p), o in self.positions.items() for v in (t, p, o)]
+            self.con.execute("INSERT OR REPLACE INTO load_positions VALUES "
+                             + ", ".join(["(?, ?, ?)"] * len(self.positions)), flat)
         if self.problem_rows:
             self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
                                  self.problem_rows)
@@ -232,6 +229,7 @@ class Loader:
             [s.deliveries, s.loaded, s.duplicates, s.problem_count(), self.load_id])
 
     def _reset_batch(self) -> None:
+        self.first_id = self.next_id
         self.batch = RowBatch()
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []

@@ -25,7 +25,7 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("namespace", STR), ("name", STR), ("uid", STR),
         ("resource_version", STR), ("rv", I64), ("received_at", TS), ("time_source", STR),
         ("component", STR), ("attribution", STR),
-        ("object", STR), ("object_size", I64), ("truncated", BOOL),
+        ("object", pa.binary()), ("object_size", I64), ("truncated", BOOL),
         ("created_at", TS), ("deletion_at", TS), ("deletion_grace_s", I64), ("generation", I64),
         ("finalizers", STRS), ("labels", pa.map_(STR, STR)),
     ],
@@ -85,9 +85,9 @@ class RowBatch:
         return len(self.rows["raw_events"])
 
     def add(self, event_id: int, topic: str, partition: int, offset: int, record: Record,
-            object_text: str | None, time_source: str) -> None:
+            time_source: str) -> None:
         self.rows["raw_events"].append(
-            _raw_row(event_id, topic, partition, offset, record, object_text, time_source))
+            _raw_row(event_id, topic, partition, offset, record, time_source))
         uid = record.get("uid")
         for owner in (record.get("meta") or {}).get("owners") or ():
             self.rows["owner_refs"].append((event_id, uid, owner["kind"], owner["name"],
@@ -110,14 +110,15 @@ class RowBatch:
 
 
 def _raw_row(event_id: int, topic: str, partition: int, offset: int, r: Record,
-             object_text: str | None, time_source: str) -> Row:
+             time_source: str) -> Row:
+    """The object stays bytes here; the insert decodes and validates it in DuckDB."""
     m = r.get("meta") or {}
     labels = m.get("labels")
     return (event_id, topic, partition, offset, r["cluster"], r["session"], r["seq"],
             r["type"], r.get("inferred", False), r["apiVersion"], r["kind"], r["resource"],
             r.get("namespace"), r.get("name"), r.get("uid"), r.get("resourceVersion"),
             r.get("resourceVersionNumber"), r["receivedAt"], time_source,
-            r.get("component"), r.get("attribution"), object_text, r.get("objectSize"),
+            r.get("component"), r.get("attribution"), r.get("object"), r.get("objectSize"),
             r.get("truncated", False), m.get("creationTimestamp"), m.get("deletionTimestamp"),
             m.get("deletionGracePeriodSeconds"), m.get("generation"), m.get("finalizers"),
             list(labels.items()) if labels else None)

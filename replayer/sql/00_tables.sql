@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS load_problems (
     problem VARCHAR, detail VARCHAR);
 
 CREATE TABLE IF NOT EXISTS raw_events (
-    event_id BIGINT PRIMARY KEY,
+    event_id BIGINT,
     topic VARCHAR, "partition" INTEGER, "offset" BIGINT,
     cluster VARCHAR, session VARCHAR, seq BIGINT, type VARCHAR, inferred BOOLEAN,
     api_version VARCHAR, kind VARCHAR, resource VARCHAR,
