@@ -66,7 +66,8 @@ def read_capture(path: str, *, cluster: str) -> Iterator[Delivery]:
         record = object_record(
             cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
             resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,
-            time_source=source)
+            time_source=source, component=newest_manager(obj),
+            attribution="derived:managedFields")
         seqs[resource] += 1
         yield Delivery(topic, 0, index, record)
 
@@ -154,6 +155,17 @@ def newest_timestamp(obj: Obj) -> tuple[int | None, str | None]:
         if value is not None and (best[0] is None or value > best[0]):
             best = (value, field)
     return best
+
+
+def newest_manager(obj: Obj) -> str | None:
+    """The manager of the newest managedFields entry: a capture's best guess at who made
+    the change (writes that touch no managed field, like bindings, are not attributed)."""
+    best, manager = None, None
+    for entry in (obj.get("metadata") or {}).get("managedFields") or ():
+        stamp = parse_time(entry.get("time"))
+        if stamp is not None and (best is None or stamp >= best):
+            best, manager = stamp, entry.get("manager")
+    return manager
 
 
 def _timestamps(obj: Obj) -> Iterator[tuple[str, int | None]]:
