@@ -2,7 +2,9 @@
 
 The data are recordings of the real control plane, made by tests/data/replayer/capture.py:
 ``scenarios/`` (rollouts, stuck deletions, lost and deleted nodes, a recorder crash with a
-relist) and ``evicted/`` (rollouts, then a node lost under a Deployment: capacity dips).
+relist) and ``evicted/`` (made by the script's first version: two nodes, Deployments
+tolerating an unreachable node for only 2 s, so losing kwok-node-1 evicted pods from under
+the Services — capacity dips).
 Each holds ``kubectl/<resource>.json`` (kubectl --watch captures) and ``recording/`` (the
 recorder's local log of the same run).
 """
