@@ -70,7 +70,7 @@ def _connect(path: str) -> duckdb.DuckDBPyConnection:
     try:
         # Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per
         # batch would rewrite the tables' newest blocks again and again.
-        return duckdb.connect(path, config={"checkpoint_threshold": "1GB"})
+        return duckdb.connect(path, config={"checkpoint_threshold": "256MB"})
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
         raise DatabaseError(f"cannot open {path} as a DuckDB database: {first}") from exc
