@@ -93,7 +93,8 @@ def split_json_items(text: str) -> Iterator[Obj | BadCaptureItem]:
             value, pos = decoder.raw_decode(text, pos)
             yield value
         except json.JSONDecodeError as exc:
-            yield BadCaptureItem("malformed_json", f"malformed JSON at line {exc.lineno}: {exc.msg}")
+            yield BadCaptureItem("malformed_json",
+                                 f"malformed JSON at line {exc.lineno}: {exc.msg}")
             nxt = text.find("\n{", pos)
             pos = size if nxt < 0 else nxt + 1
 
@@ -175,7 +176,8 @@ def _timestamps(obj: Obj) -> Iterator[tuple[str, int | None]]:
         yield "managedFields", parse_time(entry.get("time"))
     deletion = parse_time(md.get("deletionTimestamp"))
     if deletion is not None:
-        yield "deletionTimestamp-grace", deletion - (md.get("deletionGracePeriodSeconds") or 0) * 1_000_000
+        grace_us = (md.get("deletionGracePeriodSeconds") or 0) * 1_000_000
+        yield "deletionTimestamp-grace", deletion - grace_us
     for cond in status.get("conditions") or () if isinstance(status, dict) else ():
         yield "conditions", parse_time(cond.get("lastTransitionTime"))
     yield "startTime", parse_time(status.get("startTime") if isinstance(status, dict) else None)

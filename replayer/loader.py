@@ -63,12 +63,12 @@ class Loader:
         self.stats = LoadStats()
         self.positions: dict[PartitionKey, int] = dict(
             ((t, p), o) for t, p, o in con.execute("SELECT * FROM load_positions").fetchall())
-        self.next_id = con.execute("SELECT coalesce(max(event_id), 0) + 1 FROM raw_events").fetchone()[0]
-        self.load_id = con.execute("SELECT coalesce(max(load_id), 0) + 1 FROM loads").fetchone()[0]
+        self.next_id = _scalar(con, "SELECT coalesce(max(event_id), 0) + 1 FROM raw_events")
+        self.load_id = _scalar(con, "SELECT coalesce(max(load_id), 0) + 1 FROM loads")
         self.latest = _latest_versions(con)
         self.markers_seen = {tuple(r) for r in con.execute(
-            "SELECT r.session, r.resource, r.seq, r.type FROM markers JOIN raw_events r USING (event_id)"
-        ).fetchall()}
+            "SELECT r.session, r.resource, r.seq, r.type FROM markers "
+            "JOIN raw_events r USING (event_id)").fetchall()}
         con.execute("INSERT INTO loads VALUES (?, ?, now()::TIMESTAMP, NULL, 0, 0, 0, 0)",
                     [self.load_id, source])
         self._reset_batch()
@@ -93,6 +93,8 @@ class Loader:
 
     def flush(self) -> None:
         """Write the open batch, its problems and positions in one transaction."""
+        if not self._dirty:
+            return
         self.con.begin()
         try:
             for name, table in self.batch.tables():
@@ -113,9 +115,11 @@ class Loader:
             self._problem(d, "out_of_order_offset", f"offset {d.offset} after {last}")
             return
         self.positions[key] = d.offset
+        self._dirty = True
         self.stats.deliveries += 1
         if d.error is not None or d.record is None:
-            self._problem(d, getattr(d.error, "problem", "decode_error"), str(d.error or "no record"))
+            self._problem(d, getattr(d.error, "problem", "decode_error"),
+                          str(d.error or "no record"))
         elif not self.keep.keeps(d.record):
             self.stats.filtered += 1
         else:
@@ -150,7 +154,8 @@ class Loader:
             if self._seen_before(uid, rv_text, rtype):
                 self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
                 return False
-            self._problem(d, "out_of_order", f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
+            self._problem(d, "out_of_order",
+                          f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
         elif rv == latest_rv and rtype in types:
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
@@ -183,6 +188,7 @@ class Loader:
         if counted:
             self.stats.problems[problem] += 1
         self.problem_rows.append((self.load_id, d.topic, d.partition, d.offset, problem, detail))
+        self._dirty = True
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -229,11 +235,16 @@ class Loader:
             [s.deliveries, s.loaded, s.duplicates, s.problem_count(), self.load_id])
 
     def _reset_batch(self) -> None:
+        self._dirty = False
         self.first_id = self.next_id
         self.batch = RowBatch()
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    return con.execute(sql).fetchone()[0]
 
 
 def _latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int | None, set[str]]]:

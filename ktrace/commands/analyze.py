@@ -42,7 +42,8 @@ def namespace_option(func: Callable) -> Callable:
 
 def open_existing(path: str):
     if not os.path.exists(path):
-        raise KtraceError(f"no database at {path}: load one with `ktrace replay` or `ktrace import`")
+        raise KtraceError(f"no database at {path}: load one with `ktrace replay` or "
+                          "`ktrace import`")
     return db.open_db(path)
 
 
