@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import time
+import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -33,24 +33,23 @@ class Summary:
 
 def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, prefix: str,
            keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None, follow: bool = False,
-           on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
+           until_us: int | None = None, follow: bool = False, stop: threading.Event | None = None,
+           on_batch: Callable[[LoadStats], None] | None = None,
+           on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
     """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds.
-    With ``follow``, catch up again every second (new topics included) until interrupted;
-    an interrupted batch is simply not committed, and a later run reads it again."""
+    With ``follow``, catch up again every second (new topics included) until ``stop`` is
+    set; it is checked between catch-ups, so every committed batch is whole."""
     check_filter(con, keep)
     loader = Loader(con, source_name, keep=keep)
-    try:
-        while True:
-            deliveries = source.read(source.topics(prefix), after=loader.positions,
-                                     since_us=since_us, until_us=until_us)
-            loader.load(deliveries, on_batch=on_batch)
-            if not follow:
-                break
-            time.sleep(FOLLOW_POLL_S)
-    except KeyboardInterrupt:
-        if not follow:
-            raise
+    stop = stop or threading.Event()
+    while True:
+        deliveries = source.read(source.topics(prefix), after=loader.positions,
+                                 since_us=since_us, until_us=until_us)
+        loader.load(deliveries, on_batch=on_batch)
+        if on_caught_up is not None:
+            on_caught_up(loader.stats)
+        if not follow or stop.wait(FOLLOW_POLL_S):
+            break
     loader.finish()
     return summarize(con, loader.stats)
 

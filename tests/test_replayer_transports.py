@@ -4,9 +4,11 @@ loading the recorded local log directly."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +57,25 @@ def test_replay_from_kafka_matches_the_local_log(kafka_bootstrap: str, unique_to
     assert rows(from_kafka, "SELECT count(DISTINCT \"partition\") FROM load_positions") == [(3,)]
 
 
+def _wait_for_line(lines: "queue.Queue[str]", wanted: str, timeout: float = 120) -> None:
+    """Wait for the follower's catch-up report ``wanted`` on its stderr, or fail."""
+    deadline, seen = time.monotonic() + timeout, []
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            seen.append(lines.get(timeout=left).strip())
+        except queue.Empty:
+            break
+        if seen[-1] == wanted:
+            return
+    raise AssertionError(f"follower never reported {wanted!r}; it said {seen}")
+
+
+def _lines_of(stream) -> "queue.Queue[str]":
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    return lines
+
+
 def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     records = recorded_records()
     log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
@@ -65,16 +86,18 @@ def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     follower = subprocess.Popen(
         [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
-         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, text=True)
+         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    lines = _lines_of(follower.stderr)
     try:
-        time.sleep(8)  # started, loaded the first records, now polling every second
+        _wait_for_line(lines, "caught up: 200 records loaded")
         for topic, record in records[200:]:
             sink.send(topic, record)
         sink.flush()
-        time.sleep(8)
+        _wait_for_line(lines, "caught up: 510 records loaded")
     finally:
         follower.send_signal(signal.SIGINT)
-        out, _ = follower.communicate(timeout=30)
+        out, _ = follower.communicate(timeout=60)
         sink.close()
     assert follower.returncode == 0, out
     assert "loaded 510 of 510 records" in out

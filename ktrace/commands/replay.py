@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from importlib import resources
 from typing import Callable, Iterator
@@ -76,16 +78,39 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     since_us, until_us = _window(since, until)
     src = open_source(source, kafka)
     con = db.open_db(db_path, rebuild=rebuild)
+    stop = stop_on_signals() if follow else None
     try:
         with progress_bar("replay") as update:
             summary = run_replay(src, con, source_name=source or f"kafka {kafka.bootstrap}",
                                  prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
-                                 since_us=since_us, until_us=until_us, follow=follow,
-                                 on_batch=update)
+                                 since_us=since_us, until_us=until_us, follow=follow, stop=stop,
+                                 on_batch=update,
+                                 on_caught_up=report_catch_up() if follow else None)
     finally:
         src.close()
         con.close()
     echo_summary(summary)
+
+
+def stop_on_signals() -> threading.Event:
+    """Ctrl-C or SIGTERM ends a --follow between two catch-ups, never inside a batch."""
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    return stop
+
+
+def report_catch_up() -> Callable[[LoadStats], None]:
+    """One line on stderr each time a --follow catch-up loaded something new."""
+    last = -1
+
+    def report(stats: LoadStats) -> None:
+        nonlocal last
+        if stats.loaded != last:
+            last = stats.loaded
+            click.echo(f"caught up: {stats.loaded} records loaded", err=True)
+
+    return report
 
 
 @click.command("import")
