@@ -18,7 +18,7 @@ from recorder.sinks.locallog import LocalLogSink
 from replayer.sources import Delivery, Source
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
-from schemas import codec, locallog, topics
+from schemas import codec, locallog, repository, topics
 from schemas.errors import TransportError
 from schemas.kafka_settings import KafkaSettings
 from tests import samples
@@ -30,7 +30,7 @@ class Transport:
     prefix: str
     make_sink: Callable[[], Sink]
     make_source: Callable[[], Source]
-    inject_raw: Callable[[str, bytes, bytes], None]  # (topic, key, value with a bogus schema)
+    inject_raw: Callable[[str, bytes, bytes, bytes], None]  # (topic, key, body, fingerprint)
 
     def topic(self, resource: str = "pods") -> str:
         return topics.topic_for(self.prefix, resource)
@@ -39,14 +39,14 @@ class Transport:
 def _local(tmp_path) -> Transport:
     directory = str(tmp_path / "log")
 
-    def inject_raw(topic: str, key: bytes, value: bytes) -> None:
-        """A segment from a writer whose schema this reader does not know."""
+    def inject_raw(topic: str, key: bytes, body: bytes, fingerprint: bytes) -> None:
+        """A segment of one record from another writer, as if it had been appended."""
         topic_dir = os.path.join(directory, topic)
         index = locallog.list_segments(topic_dir)[-1][0] + 1
         sync = os.urandom(locallog.SYNC_SIZE)
         with open(os.path.join(topic_dir, locallog.segment_name(index)), "xb") as fh:
-            fh.write(locallog.encode_header(b'"bytes"', b"\x01" * 8, sync))
-            fh.write(locallog.encode_block([value], sync))
+            fh.write(locallog.encode_header(b'"bytes"', fingerprint, sync))
+            fh.write(locallog.encode_block([body], sync))
 
     return Transport("local", "t", lambda: LocalLogSink(directory, block_records=256),
                      lambda: LocalLogSource(directory), inject_raw)
@@ -55,9 +55,9 @@ def _local(tmp_path) -> Transport:
 def _kafka(bootstrap: str, prefix: str) -> Transport:
     settings = KafkaSettings(bootstrap=bootstrap)
 
-    def inject_raw(topic: str, key: bytes, value: bytes) -> None:
+    def inject_raw(topic: str, key: bytes, body: bytes, fingerprint: bytes) -> None:
         producer = KafkaProducer(bootstrap_servers=bootstrap)
-        producer.send(topic, key=key, value=value, headers=[(codec.HEADER_SCHEMA, b"\x01" * 8)])
+        producer.send(topic, key=key, value=body, headers=[(codec.HEADER_SCHEMA, fingerprint)])
         producer.flush()
         producer.close()
 
@@ -136,15 +136,27 @@ def test_new_writer_appends_after_existing_records(transport):
     assert sorted(d.record["seq"] for d in _read(transport)) == list(range(1_000))
 
 
-def test_a_record_with_an_unknown_schema_is_reported_by_position_and_the_rest_decode(transport):
+BOGUS_FINGERPRINT = b"\x01" * 8
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    ("unknown_schema", "unknown schema fingerprint 0101010101010101"),
+    ("corrupt_body", "corrupt Avro body"),
+])
+def test_a_bad_record_is_reported_by_position_and_the_rest_decode(transport, damage, message):
     records = samples.interleaved(10, keys=1)
     _write(transport, records[:5])
-    transport.inject_raw(transport.topic(), b"uid-00000", codec.encode(records[5]))
+    body = codec.encode(records[5])
+    if damage == "unknown_schema":
+        transport.inject_raw(transport.topic(), b"uid-00000", body, BOGUS_FINGERPRINT)
+    else:
+        transport.inject_raw(transport.topic(), b"uid-00000", body[:40] + b"\xff" * 9,
+                             repository.current().fingerprint)
     _write(transport, records[5:])
     read = _read(transport)  # one key: one partition, read in offset order
     assert [d.error is not None for d in read] == [False] * 5 + [True] + [False] * 5
     bad = read[5]
-    assert "unknown schema fingerprint 0101010101010101" in str(bad.error)
+    assert message in str(bad.error)
     assert bad.where() == f"{transport.topic()}/{bad.partition}@{bad.offset}"
     assert read[4].offset < bad.offset < read[6].offset
     assert [d.record["seq"] for d in read if d.record] == list(range(10))
