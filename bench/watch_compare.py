@@ -441,7 +441,7 @@ class Run:
         seen = {name: tails[name].events for name in tails}
         recorded = {(uid, rv) for _, uid, rv in seen["ktrace"]}
         missing = [(t, uid, rv) for t, uid, rv in seen["kubectl"] if (uid, rv) not in recorded]
-        figures = {c.name: consumer_figures(c, len(seen[c.name])) for c in (ktrace, kubectl)}
+        figures = {c.name: consumer_figures(c, seen[c.name]) for c in (ktrace, kubectl)}
         return {
             "events_target": self.events, "churn_s": round(churn_s, 1),
             "ktrace": figures["ktrace"], "kubectl": figures["kubectl"],
@@ -464,9 +464,11 @@ def dropped_watches(plane: LocalControlPlane) -> int:
     return log.count("Forcing pods watcher close due to unresponsiveness")
 
 
-def consumer_figures(consumer: Consumer, events: int) -> dict[str, Any]:
-    done = consumer.done
-    return {"events": events, "wall_s": round(done["wall_s"], 1), "cpu_s": round(done["cpu_s"], 2),
+def consumer_figures(consumer: Consumer, seen: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """Events are what it wrote; versions, the distinct (uid, resourceVersion) among them."""
+    done, events = consumer.done, len(seen)
+    return {"events": events, "versions": len({(uid, rv) for _, uid, rv in seen}),
+            "wall_s": round(done["wall_s"], 1), "cpu_s": round(done["cpu_s"], 2),
             "startup_cpu_s": round(consumer.ready_cpu_s, 2),
             "events_per_s": round(events / done["wall_s"]),
             "events_per_cpu_s": round(events / done["cpu_s"]) if done["cpu_s"] else None,
@@ -482,14 +484,14 @@ def ratios(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
 
 
 def table(result: dict[str, Any]) -> str:
-    rows = [("", "events", "wall s", "CPU s", "events/CPU-s", "events/s wall", "peak RSS MB")]
+    rows = [("", "events", "versions", "wall s", "CPU s", "events/CPU-s", "events/s wall", "peak RSS MB")]
     labels = {"ktrace": "ktrace record → Kafka", "kubectl": "kubectl --watch -o json → file"}
     for name, label in labels.items():
         f = result[name]
-        rows.append((label, f["events"], f["wall_s"], f["cpu_s"], f["events_per_cpu_s"],
+        rows.append((label, f["events"], f["versions"], f["wall_s"], f["cpu_s"], f["events_per_cpu_s"],
                      f["events_per_s"], f["peak_rss_mb"]))
     r = result["ratio_ktrace_to_kubectl"]
-    rows.append(("ratio ktrace/kubectl", r["events"], "", r["cpu_s"], r["events_per_cpu_s"], "",
+    rows.append(("ratio ktrace/kubectl", r["events"], "", "", r["cpu_s"], r["events_per_cpu_s"], "",
                  r["peak_rss_mb"]))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w)
@@ -506,8 +508,8 @@ def table(result: dict[str, Any]) -> str:
         f"CPU s per idle second: {result['idle_cpu_per_s']}. Both ran at nice {CONSUMER_NICE}.",
         f"Pods watches the API server closed as too slow (any client's): "
         f"{result['watches_dropped_by_apiserver']}; ktrace resumes from its last resourceVersion; "
-        f"kubectl exits, and was restarted {result['kubectl_restarts']} times (each a relist that "
-        f"misses the changes in between).",
+        f"kubectl exits, and was restarted {result['kubectl_restarts']} times (each a relist: live "
+        f"pods again as ADDED, the changes in between never seen).",
         f"ktrace recorded every (uid, resourceVersion) kubectl saw: {verdict}",
     ])
 
