@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -37,6 +38,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    # SIGTERM unwinds like ^C: the broker this run started stops, its temporary files go.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     work = args.work or Path(tempfile.mkdtemp(prefix="ktrace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
