@@ -20,11 +20,10 @@ import threading
 import time
 from pathlib import Path
 
+from bench.workload import SEED
 from recorder.kube.client import ApiClient, WatchStream
 from recorder.kube.config import load_config
 from tests.infra.k8s import LocalControlPlane
-
-SEED = Path(__file__).resolve().parent / "data" / "shop.watch.jsonl.gz"
 NAMESPACE = "shop"
 WATCHES = ("/api/v1/pods", "/apis/apps/v1/replicasets", "/apis/apps/v1/deployments",
            "/apis/discovery.k8s.io/v1/endpointslices", "/apis/events.k8s.io/v1/events",

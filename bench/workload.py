@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.capture import SEED
 from recorder.kube.catalogue import Target
 
-#: The watches of the seed capture (bench/capture.py WATCHES), by the kind they carry.
+#: The seed capture, recorded by bench/capture.py.
+SEED = Path(__file__).resolve().parent / "data" / "shop.watch.jsonl.gz"
+
+#: The watches of the seed (bench/capture.py WATCHES), by the kind they carry.
 TARGETS: dict[str, Target] = {
     "Pod": Target("pods", "", "v1", "Pod", True, None),
     "ReplicaSet": Target("replicasets", "apps", "v1", "ReplicaSet", True, None),
