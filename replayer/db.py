@@ -66,11 +66,20 @@ def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)", [key, value])
 
 
+#: DuckDB caches up to 80% of RAM by default; a long replay then grows without bound. Above
+#: this it spills to disk instead. KTRACE_DB_MEMORY_LIMIT overrides it.
+DEFAULT_MEMORY_LIMIT = "1GB"
+
+
 def _connect(path: str) -> duckdb.DuckDBPyConnection:
-    try:
+    config = {
         # Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per
         # batch would rewrite the tables' newest blocks again and again.
-        return duckdb.connect(path, config={"checkpoint_threshold": "256MB"})
+        "checkpoint_threshold": "256MB",
+        "memory_limit": os.environ.get("KTRACE_DB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT),
+    }
+    try:
+        return duckdb.connect(path, config=config)
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
         raise DatabaseError(f"cannot open {path} as a DuckDB database: {first}") from exc
