@@ -75,8 +75,8 @@ deltas AS (
     FROM changes),
 counts AS (
     SELECT namespace, service, time, sum(delta) AS delta,
-           list(pod) FILTER (WHERE delta < 0) AS pods_off,
-           list(pod) FILTER (WHERE delta > 0) AS pods_on
+           list(pod ORDER BY pod) FILTER (WHERE delta < 0) AS pods_off,
+           list(pod ORDER BY pod) FILTER (WHERE delta > 0) AS pods_on
     FROM deltas WHERE delta <> 0 GROUP BY ALL),
 running AS (
     SELECT *, sum(delta) OVER (PARTITION BY namespace, service ORDER BY time) AS ready_count
@@ -108,7 +108,7 @@ islands AS (
 SELECT namespace, service, any_value(deployment) AS deployment, max(desired) AS desired,
        min(ready_count) AS min_ready, min(time) AS start_at, max(next_at) AS end_at,
        epoch(max(next_at) - min(time)) AS duration_s,
-       flatten(list(pods_off) FILTER (WHERE pods_off IS NOT NULL)) AS pods_off,
-       flatten(list(pods_on) FILTER (WHERE pods_on IS NOT NULL)) AS pods_on
+       flatten(list(pods_off ORDER BY time) FILTER (WHERE pods_off IS NOT NULL)) AS pods_off,
+       flatten(list(pods_on ORDER BY time) FILTER (WHERE pods_on IS NOT NULL)) AS pods_on
 FROM islands WHERE below
 GROUP BY namespace, service, island;

@@ -32,7 +32,7 @@ fin_first AS (
     WHERE v.uid IN (SELECT uid FROM stuck) AND v.received_at <= ts GROUP BY ALL),
 fin_who AS (
     SELECT s.uid, f.fin, f.event_id, coalesce(
-        (SELECT string_agg(DISTINCT json_extract_string(m, '$.manager'), ',')
+        (SELECT string_agg(DISTINCT json_extract_string(m, '$.manager'), ',' ORDER BY json_extract_string(m, '$.manager'))
          FROM unnest(from_json(json_extract(r.object, '$.metadata.managedFields'), '["json"]'))
               AS u(m)
          WHERE contains(json_extract(m, '$.fieldsV1."f:metadata"."f:finalizers"')::VARCHAR,
@@ -87,7 +87,7 @@ c_node_not_ready AS (
     FROM stuck s JOIN node_latest n ON n.name = s.node_name
     LEFT JOIN node_ready_since nr ON nr.name = s.node_name
     LEFT JOIN lease_latest l ON l.name = s.node_name
-    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids FROM kubelet_events
+    LEFT JOIN (SELECT uid, flatten(list(ids ORDER BY reason)) AS ids FROM kubelet_events
                WHERE reason IN ('NodeNotReady', 'TaintManagerEviction') GROUP BY uid) e
            ON e.uid = s.uid
     WHERE n.type NOT IN ('DELETED', 'INFERRED_DELETED')
@@ -108,13 +108,14 @@ c_containers AS (
                || coalesce('; ' || e.message, '') AS detail,
            [s.event_id] || coalesce(e.ids, []) AS evidence
     FROM stuck s JOIN running r USING (uid)
-    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids, string_agg(reason || ': ' || message, '; ')
+    LEFT JOIN (SELECT uid, flatten(list(ids ORDER BY reason)) AS ids, string_agg(reason || ': ' || message, '; ' ORDER BY reason)
                    AS message
                FROM kubelet_events WHERE reason IN ('ExceededGracePeriod', 'FailedKillPod')
                GROUP BY uid) e ON e.uid = s.uid),
 -- volumes: unmount/detach failures, or an attachment of the pod's claims still attached.
 claim_attachments AS (
-    SELECT s.uid, list(va.event_id) AS ids, string_agg(va.name || ' (' || vv.pv_name || ')', ', ')
+    SELECT s.uid, list(va.event_id ORDER BY va.event_id) AS ids,
+           string_agg(va.name || ' (' || vv.pv_name || ')', ', ' ORDER BY va.name)
                AS names
     FROM stuck s, unnest(s.claim_names) AS c(claim)
     JOIN live pvc ON pvc.kind = 'PersistentVolumeClaim' AND pvc.namespace = s.namespace
@@ -129,7 +130,7 @@ c_volumes AS (
            concat_ws('; ', e.message, 'still attached: ' || a.names) AS detail,
            coalesce(e.ids, []) || coalesce(a.ids, []) AS evidence
     FROM stuck s
-    LEFT JOIN (SELECT uid, flatten(list(ids)) AS ids, string_agg(reason || ': ' || message, '; ')
+    LEFT JOIN (SELECT uid, flatten(list(ids ORDER BY reason)) AS ids, string_agg(reason || ': ' || message, '; ' ORDER BY reason)
                    AS message
                FROM kubelet_events WHERE reason IN ('FailedUnMount', 'FailedDetachVolume',
                                                      'FailedMapVolume')
@@ -172,8 +173,9 @@ c_namespace AS (
 -- DELETED may simply not have been seen (after it, the relist re-established the state).
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause, 30 AS score,
-           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ') AS detail,
-           list(g.evidence_event_id) AS evidence
+           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ' ORDER BY g.start_at, g.type)
+               AS detail,
+           list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
       ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts AND g.end_at > ts
     GROUP BY s.uid),
