@@ -26,7 +26,8 @@ def gaps(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
                      "SELECT category, type, namespace, name, session, topic, start_at, end_at, "
                      "  seconds, threshold_s, detail, evidence_event_id FROM gaps "
                      "WHERE ? IS NULL OR namespace = ? OR namespace IS NULL "
-                     "ORDER BY category DESC, start_at, type, name", [namespace, namespace])
+                     "ORDER BY category DESC, start_at, type, namespace, name, topic, session, "
+                     "  evidence_event_id", [namespace, namespace])
     finally:
         con.rollback()
 
