@@ -15,14 +15,13 @@ import re
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -32,8 +31,8 @@ from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS, FORBIDDEN
 from recorder.metrics import HealthServer, Metrics
 from replayer.sources.locallog import LocalLogSource
 from tests.infra.k8s import Cluster, LocalControlPlane
+from tests.infra.polling import eventually
 
-T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "compose"
@@ -216,15 +215,6 @@ def test_dockerfile_runs_ktrace_record_as_a_non_root_user(monkeypatch: pytest.Mo
 
 
 # --- helpers for the control plane -------------------------------------------------------------
-
-
-def eventually(check: Callable[[], T | None], what: str, timeout: float = 60) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def http_status(url: str, token: str | None = None, context: ssl.SSLContext | None = None) -> int:

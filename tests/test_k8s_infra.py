@@ -10,15 +10,15 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from tests.infra.k8s import Cluster, ControlPlaneError, LocalControlPlane
+from tests.infra.polling import eventually
 
 pytestmark = pytest.mark.k8s
 
-T = TypeVar("T")
 Events = list[tuple[float, dict[str, Any]]]  # (time.monotonic() received, watch event)
 
 WEB = """
@@ -40,16 +40,6 @@ spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 80}]
 """
-
-
-def eventually(check: Callable[[], T | None], what: str, timeout: float = 60) -> T:
-    """Poll check until it returns something truthy; return that."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := check():
-            return result
-        time.sleep(0.3)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def get(cluster: Cluster, *args: str) -> dict[str, Any]:
