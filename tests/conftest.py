@@ -1,3 +1,4 @@
-"""Shared fixtures: real services the tests start (see tests/infra/)."""
+"""Shared fixtures: real services the tests start (tests/infra/) and the replayer's
+recorded scenarios loaded once per session (tests/replayer_data.py)."""
 
-pytest_plugins = ["tests.infra.fixtures_kafka", "tests.infra.fixtures_k8s"]
+pytest_plugins = ["tests.infra.fixtures_kafka", "tests.infra.fixtures_k8s", "tests.replayer_data"]

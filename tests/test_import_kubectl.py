@@ -10,8 +10,7 @@ import orjson
 from replayer import db
 from replayer.importer import split_json_items
 from replayer.replay import import_captures
-from tests.test_replayer_support import (  # noqa: F401
-    captures, imported, load_captures, recorded, rows)
+from tests.replayer_data import captures, load_captures, rows
 
 STEPS = ("SELECT namespace || '/' || pod, list(step ORDER BY step_no) FROM pod_transitions "
          "GROUP BY ALL ORDER BY 1")

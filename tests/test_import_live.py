@@ -12,7 +12,7 @@ import pytest
 
 from replayer import db
 from replayer.replay import import_captures
-from tests.test_replayer_support import rows
+from tests.replayer_data import rows
 
 pytestmark = pytest.mark.k8s
 

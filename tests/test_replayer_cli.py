@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
-from tests.test_replayer_support import captures, recording
+from tests.replayer_data import captures, recording
 
 
 def run(*args: str, input: str | None = None):

@@ -9,7 +9,7 @@ from pathlib import Path
 from replayer import db
 from replayer.replay import replay
 from replayer.sources.locallog import LocalLogSource
-from tests.test_replayer_support import recorded, recording, rows  # noqa: F401
+from tests.replayer_data import recording, rows
 
 TOPICS = ["daemonsets", "deployments", "endpointslices", "events", "jobs", "leases",
           "namespaces", "nodes", "persistentvolumeclaims", "persistentvolumes", "pods",

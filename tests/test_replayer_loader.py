@@ -19,7 +19,7 @@ from replayer.replay import replay
 from replayer.sources import Delivery
 from replayer.sources.locallog import LocalLogSource
 from schemas.errors import DecodeError
-from tests.test_replayer_support import recording, rows
+from tests.replayer_data import recording, rows
 
 FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
                "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",

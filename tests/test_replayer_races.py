@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.test_replayer_support import evicted, imported, recorded, rows  # noqa: F401
+from tests.replayer_data import rows
 
 RACE_PODS = ["web-857bb4bd9d-84bp4", "web-857bb4bd9d-99vfd", "web-857bb4bd9d-rpzcr"]
 GRACEFUL_PODS = ["web-6848dfbcdb-l7lbt", "web-6848dfbcdb-vw5fw", "web-6848dfbcdb-xn27x"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tests.test_replayer_support import imported, recorded, rows  # noqa: F401
+from tests.replayer_data import rows
 
 END_ROWS = [
     ("Deployment", "fg", "fg", "foreground_dependents", ["foreground_dependents"]),

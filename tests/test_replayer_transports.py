@@ -22,7 +22,7 @@ from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
 from schemas.kafka_settings import KafkaSettings
 from schemas.topics import resource_of
-from tests.test_replayer_support import recording, rows
+from tests.replayer_data import recording, rows
 
 CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received_at, object "
            "FROM raw_events ORDER BY session, resource, seq")

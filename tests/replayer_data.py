@@ -1,4 +1,4 @@
-"""Shared data and fixtures of the replayer tests (imported by the test_replayer_* modules).
+"""Shared data and fixtures of the replayer tests (a pytest plugin: see tests/conftest.py).
 
 The data are recordings of the real control plane, made by tests/data/replayer/capture.py:
 ``scenarios/`` (rollouts, stuck deletions, lost and deleted nodes, a recorder crash with a
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -45,30 +46,32 @@ def load_captures(path: str, files: list[str]) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _session_db(factory: pytest.TempPathFactory, name: str, load: Callable[[str], duckdb.DuckDBPyConnection]
+                ) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = load(os.path.join(factory.mktemp(name), f"{name}.duckdb"))
+    yield con
+    con.close()
+
+
 @pytest.fixture(scope="session")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
     """The recorder's recording of the scenarios, loaded."""
-    path = os.path.join(tmp_path_factory.mktemp("recorded"), "r.duckdb")
-    con = load_recording(path, recording("scenarios"))
-    yield con
-    con.close()
+    yield from _session_db(tmp_path_factory, "recorded",
+                           lambda path: load_recording(path, recording("scenarios")))
 
 
 @pytest.fixture(scope="session")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
     """The kubectl captures of the same scenarios, imported."""
-    path = os.path.join(tmp_path_factory.mktemp("imported"), "i.duckdb")
-    con = load_captures(path, captures("scenarios"))
-    yield con
-    con.close()
+    yield from _session_db(tmp_path_factory, "imported",
+                           lambda path: load_captures(path, captures("scenarios")))
 
 
 @pytest.fixture(scope="session")
-def evicted(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    path = os.path.join(tmp_path_factory.mktemp("evicted"), "e.duckdb")
-    con = load_recording(path, recording("evicted"))
-    yield con
-    con.close()
+def evicted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The recorder's recording of the evicted scenario (capacity dips), loaded."""
+    yield from _session_db(tmp_path_factory, "evicted",
+                           lambda path: load_recording(path, recording("evicted")))
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tuple]:
