@@ -1,20 +1,29 @@
 """The replay database: opening it safely and applying the schema and projections.
 
 A ktrace database says so in ``ktrace_meta`` (application, schema version). Any other DuckDB
-file — or a file that is not DuckDB at all — is refused rather than written into.
+file — or a file that is not DuckDB at all — is refused rather than written into. Loaders
+open it for writing (``open_db``), which creates or refreshes the schema; analyses open it
+read-only (``open_readonly``), which writes nothing, so they work on a read-only file and
+beside a follower that releases the file between catch-ups.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from importlib import resources
 
 import duckdb
 
+from replayer import typed
 from schemas.errors import KtraceError
 
 APPLICATION = "ktrace"
-SCHEMA_VERSION = 1
+#: 2: typed tables derived in SQL from the object JSON (sql/typed/).
+SCHEMA_VERSION = 2
+#: How long an analysis waits for a loader (``replay --follow``) to release the file, and a
+#: loader for analyses to close it.
+LOCK_WAIT_S = 30.0
 
 
 class DatabaseError(KtraceError):
@@ -29,10 +38,13 @@ def sql_files() -> list[tuple[str, str]]:
 
 
 def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) a ktrace database and apply the schema and projections."""
+    """Open (creating if needed) a ktrace database for loading, and apply the schema and
+    projections."""
     con = _connect(path)
     try:
-        _check_ownership(con, path)
+        version = _check_ownership(con, path)
+        if version is not None and version < SCHEMA_VERSION and not rebuild:
+            raise DatabaseError(_older(path, version))
         if rebuild:
             con.close()
             _remove(path)
@@ -44,10 +56,32 @@ def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.DuckDBPyConnection:
+    """Open a ktrace database for analysis: read-only, nothing written. While a loader
+    holds the file (a follower between catch-ups releases it), wait up to ``lock_wait_s``."""
+    if not os.path.exists(path):
+        raise DatabaseError(f"no database at {path}: load one with `ktrace replay` or "
+                            "`ktrace import`")
+    con = _connect(path, read_only=True, lock_wait_s=lock_wait_s)
+    try:
+        version = _check_ownership(con, path)
+        if version is None:
+            raise DatabaseError(f"{path} holds no ktrace data yet")
+        if version < SCHEMA_VERSION:
+            raise DatabaseError(_older(path, version))
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
-    """Run the sql/ files in order; the database is marked as ktrace's right after the
-    tables exist, so a failing projection cannot leave an unclaimed file behind."""
+    """Run the sql/ files in order, the typed tables created after the shape they read;
+    the database is marked as ktrace's right after the bookkeeping tables exist, so a
+    failing projection cannot leave an unclaimed file behind."""
     for name, text in sql_files():
+        if name.startswith("10_"):
+            typed.create_tables(con)
         try:
             con.execute(text)
         except duckdb.Error as exc:
@@ -71,7 +105,21 @@ def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
 DEFAULT_MEMORY_LIMIT = "1GB"
 
 
-def _connect(path: str) -> duckdb.DuckDBPyConnection:
+def _connect(path: str, *, read_only: bool = False,
+             lock_wait_s: float = LOCK_WAIT_S) -> duckdb.DuckDBPyConnection:
+    """Connect, waiting up to ``lock_wait_s`` while another process holds the file (DuckDB
+    lets one writer or any number of readers in at a time)."""
+    deadline = time.monotonic() + lock_wait_s
+    while True:
+        try:
+            return _connect_once(path, read_only)
+        except DatabaseError as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _connect_once(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     config = {
         # Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per
         # batch would rewrite the tables' newest blocks again and again.
@@ -79,17 +127,24 @@ def _connect(path: str) -> duckdb.DuckDBPyConnection:
         "memory_limit": os.environ.get("KTRACE_DB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT),
     }
     try:
-        return duckdb.connect(path, config=config)
+        return duckdb.connect(path, read_only=read_only, config=config)
     except duckdb.Error as exc:
         first = str(exc).splitlines()[0]
         raise DatabaseError(f"cannot open {path} as a DuckDB database: {first}") from exc
 
 
-def _check_ownership(con: duckdb.DuckDBPyConnection, path: str) -> None:
+def _older(path: str, version: int) -> str:
+    return (f"{path} was made by an older ktrace (schema version {version}, this one writes "
+            f"{SCHEMA_VERSION}): load it again with `ktrace replay … --rebuild` (the "
+            "recording is the source of truth)")
+
+
+def _check_ownership(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
+    """The schema version of a ktrace database, None for an empty file; refuses others."""
     tables = {r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
     if not tables:
-        return
+        return None
     if "ktrace_meta" not in tables or meta(con, "application") != APPLICATION:
         raise DatabaseError(f"{path} is not a ktrace database (it holds other tables: "
                             f"{', '.join(sorted(tables)[:5])}); refusing to write into it")
@@ -97,6 +152,7 @@ def _check_ownership(con: duckdb.DuckDBPyConnection, path: str) -> None:
     if version > SCHEMA_VERSION:
         raise DatabaseError(f"{path} has schema version {version}; this ktrace reads up to "
                             f"{SCHEMA_VERSION}: upgrade ktrace")
+    return version
 
 
 def _remove(path: str) -> None:

@@ -15,13 +15,18 @@ from typing import Callable, Iterable
 
 import duckdb
 
-from replayer.rows import RowBatch
+from replayer import typed
+from replayer.envelope import EnvelopeBatch
 from replayer.sources import Delivery, PartitionKey
 from schemas.codec import Record
-from schemas.facts import EXTRACTORS
 from schemas.records import MARKER_TYPES
 
 OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
+#: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.
+TYPED_KINDS = frozenset({
+    "Pod", "EndpointSlice", "Event", "Node", "Lease", "ReplicaSet", "Deployment",
+    "StatefulSet", "DaemonSet", "Job", "PersistentVolumeClaim", "PersistentVolume",
+    "VolumeAttachment", "Namespace"})
 
 
 @dataclass
@@ -35,6 +40,15 @@ class LoadStats:
 
     def problem_count(self) -> int:
         return sum(self.problems.values())
+
+    def add(self, other: "LoadStats") -> None:
+        """Add another load's counts (a follower's catch-ups, each its own load)."""
+        self.deliveries += other.deliveries
+        self.loaded += other.loaded
+        self.duplicates += other.duplicates
+        self.filtered += other.filtered
+        self.problems.update(other.problems)
+        self.kinds.update(other.kinds)
 
 
 @dataclass(frozen=True)
@@ -97,8 +111,7 @@ class Loader:
             return
         self.con.begin()
         try:
-            for name, table in self.batch.tables():
-                self._insert(name, table)
+            self._insert_batch()
             self._write_positions_and_problems()
             self.con.commit()
         except BaseException:
@@ -139,7 +152,7 @@ class Loader:
                 return
             if not self._check_version(d, r, rtype):
                 return
-            if r.get("kind") not in EXTRACTORS:
+            if r.get("kind") not in TYPED_KINDS:
                 self.unknown_kinds[r.get("kind") or "(none)"] += 1
         else:
             self._problem(d, "unknown_type", f"event type {rtype!r}")
@@ -174,8 +187,7 @@ class Loader:
             [uid, rv_text, rtype]).fetchone()[0] > 0
 
     def _add(self, d: Delivery, r: Record) -> None:
-        self.batch.add(self.next_id, d.topic, d.partition, d.offset, r,
-                       r.get("timeSource") or "received")
+        self.batch.add(self.next_id, d.topic, d.partition, d.offset, r)
         self.next_id += 1
         self.stats.loaded += 1
         self.stats.kinds[r.get("kind") or r.get("type")] += 1
@@ -192,25 +204,20 @@ class Loader:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def _insert(self, name: str, table) -> None:
-        self.con.register("_batch", table)
+    def _insert_batch(self) -> None:
+        if not len(self.batch):
+            return
+        typed.parse_batch(self.con, self.batch)
         try:
-            if name == "raw_events":
-                # one parse: bytes that are not UTF-8 JSON become NULL, and are reported
-                self.con.execute("INSERT INTO raw_events SELECT * REPLACE "
-                                 "(try_cast(try(decode(object)) AS JSON) AS object) FROM _batch")
-                self._report_bad_json()
-            else:
-                self.con.execute(f"INSERT INTO {name} SELECT * FROM _batch")
+            typed.insert_batch(self.con)
+            self._report_bad_json()
         finally:
-            self.con.unregister("_batch")
+            typed.release_batch(self.con)
 
     def _report_bad_json(self) -> None:
         bad = self.con.execute(
-            "SELECT b.topic, b.\"partition\", b.\"offset\", b.kind, b.uid FROM _batch b "
-            "JOIN raw_events r USING (event_id) "
-            "WHERE r.event_id BETWEEN ? AND ? AND b.object IS NOT NULL AND r.object IS NULL",
-            [self.first_id, self.next_id - 1]).fetchall()
+            "SELECT b.topic, b.\"partition\", b.\"offset\", b.kind, b.uid FROM batch b "
+            "ANTI JOIN parsed p USING (event_id) WHERE b.object IS NOT NULL").fetchall()
         for topic, partition, offset, kind, uid in bad:
             self.stats.problems["malformed_json"] += 1
             self.problem_rows.append((self.load_id, topic, partition, offset, "malformed_json",
@@ -236,8 +243,7 @@ class Loader:
 
     def _reset_batch(self) -> None:
         self._dirty = False
-        self.first_id = self.next_id
-        self.batch = RowBatch()
+        self.batch = EnvelopeBatch()
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import duckdb
 
 from replayer import db
 from replayer.importer import read_capture
 from replayer.loader import Loader, LoadStats, RecordFilter
-from replayer.sources import Source
+from replayer.sources import Delivery, Source
 
 FOLLOW_POLL_S = 1.0
 FILTER_KEY = "load_filter"
@@ -33,25 +33,57 @@ class Summary:
 
 def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, prefix: str,
            keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None, follow: bool = False, stop: threading.Event | None = None,
-           on_batch: Callable[[LoadStats], None] | None = None,
-           on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
-    """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds.
-    With ``follow``, catch up again every second (new topics included) until ``stop`` is
-    set; it is checked between catch-ups, so every committed batch is whole."""
+           until_us: int | None = None,
+           on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
+    """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
     check_filter(con, keep)
     loader = Loader(con, source_name, keep=keep)
-    stop = stop or threading.Event()
-    while True:
-        deliveries = source.read(source.topics(prefix), after=loader.positions,
-                                 since_us=since_us, until_us=until_us)
-        loader.load(deliveries, on_batch=on_batch)
-        if on_caught_up is not None:
-            on_caught_up(loader.stats)
-        if not follow or stop.wait(FOLLOW_POLL_S):
-            break
+    loader.load(source.read(source.topics(prefix), after=loader.positions,
+                            since_us=since_us, until_us=until_us), on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
+
+
+def follow(source: Source, path: str, *, source_name: str, prefix: str,
+           keep: RecordFilter = RecordFilter(), since_us: int | None = None,
+           until_us: int | None = None, stop: threading.Event,
+           on_batch: Callable[[LoadStats], None] | None = None,
+           on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
+    """Keep the database at ``path`` current: catch up every second (new topics included)
+    until ``stop`` is set. The file is open only while a catch-up has records to load, so
+    read-only analyses run beside the follower; ``stop`` is checked between catch-ups, so
+    every committed batch is whole."""
+    total = LoadStats()
+    positions = None
+    while True:
+        pending = None if positions is None else _first_and_rest(
+            source.read(source.topics(prefix), after=positions, since_us=since_us,
+                        until_us=until_us))
+        if positions is None or pending is not None:
+            con = db.open_db(path)
+            try:
+                check_filter(con, keep)
+                loader = Loader(con, source_name, keep=keep)
+                if pending is None:  # the first catch-up resumes from the database
+                    pending = source.read(source.topics(prefix), after=loader.positions,
+                                          since_us=since_us, until_us=until_us)
+                loader.load(pending, on_batch=on_batch)
+                loader.finish()
+                positions = dict(loader.positions)
+                total.add(loader.stats)
+                summary = summarize(con, total)
+            finally:
+                con.close()
+        if on_caught_up is not None:
+            on_caught_up(total)
+        if stop.wait(FOLLOW_POLL_S):
+            return summary
+
+
+def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None:
+    """``deliveries`` again, or None when there is none (known without opening the db)."""
+    first = next(deliveries, None)
+    return None if first is None else itertools.chain([first], deliveries)
 
 
 def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, cluster: str,

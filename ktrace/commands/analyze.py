@@ -16,6 +16,7 @@ from ktrace.options import kafka_options
 from ktrace.output import output_option, print_rows
 from replayer import db
 from replayer.analyses.gaps import gaps as find_gaps
+from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
 from replayer.analyses.races import capacity_dips, race_summary, races as find_races
 from replayer.analyses.report import Section, as_json, findings
 from replayer.analyses.state import state as state_at
@@ -24,7 +25,6 @@ from replayer.analyses.timeline import timeline as pod_timeline
 from replayer.loader import RecordFilter
 from replayer.replay import replay as run_replay
 from replayer.when import parse_when, to_timestamp
-from schemas.errors import KtraceError
 from schemas.kafka_settings import KafkaSettings
 
 DEFAULT_DB = "ktrace.duckdb"
@@ -40,18 +40,11 @@ def namespace_option(func: Callable) -> Callable:
     return click.option("-n", "--namespace", help="Only this namespace.")(func)
 
 
-def open_existing(path: str):
-    if not os.path.exists(path):
-        raise KtraceError(f"no database at {path}: load one with `ktrace replay` or "
-                          "`ktrace import`")
-    return db.open_db(path)
-
-
 def with_db(func: Callable) -> Callable:
-    """Opens --db for the command as ``con`` and closes it afterwards."""
+    """Opens --db read-only for the command as ``con`` and closes it afterwards."""
     @functools.wraps(func)
     def wrapper(*args: Any, db_path: str, **kwargs: Any) -> Any:
-        con = open_existing(db_path)
+        con = db.open_readonly(db_path)
         try:
             return func(*args, con=con, **kwargs)
         finally:
@@ -77,19 +70,28 @@ def _at(value: str | None):
 @click.argument("sql")
 @click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE",
               help="A named parameter, used as $NAME in the SQL.")
-@with_db
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_TIMEOUT_S, show_default=True, metavar="SECONDS",
+              help="Stop the query after this long.")
+@click.option("--write", is_flag=True,
+              help="Allow statements that change the database or touch files (off by "
+                   "default: queries are read-only).")
+@db_option
 @output_option
-def query(sql: str, params: tuple[tuple[str, str], ...], con, output: str) -> None:
+def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: bool,
+          db_path: str, output: str) -> None:
     """Run SQL against the database ('-' reads it from stdin), e.g.
     ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1"""
     text = sys.stdin.read() if sql == "-" else sql
+    if not text.strip():
+        raise click.UsageError("no SQL given (an empty argument or empty stdin)")
+    con = db.open_db(db_path) if write and os.path.exists(db_path) else db.open_readonly(db_path)
     try:
-        cursor = con.execute(text, dict(params)) if params else con.execute(text)
-    except Exception as exc:  # duckdb raises many types; all mean "your SQL failed"
-        raise KtraceError(f"query failed: {str(exc).splitlines()[0]}") from exc
-    if cursor.description is None:
-        return
-    print_rows([d[0] for d in cursor.description], cursor.fetchall(), output)
+        result = run_query(con, text, dict(params), write=write, timeout_s=timeout)
+    finally:
+        con.close()
+    if result is not None:
+        print_rows(*result, output)
 
 
 @click.command()

@@ -22,7 +22,7 @@ from ktrace.commands.analyze import db_option, namespace_option, print_sections
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
-from replayer.replay import Summary, import_captures, replay as run_replay
+from replayer.replay import Summary, follow as run_follow, import_captures, replay as run_replay
 from replayer.sources.locallog import LocalLogSource
 from replayer.when import parse_when
 from schemas.errors import KtraceError
@@ -77,18 +77,27 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     Re-running resumes where the last run stopped and never loads a record twice."""
     since_us, until_us = _window(since, until)
     src = open_source(source, kafka)
-    con = db.open_db(db_path, rebuild=rebuild)
-    stop = stop_on_signals() if follow else None
+    name = source or f"kafka {kafka.bootstrap}"
+    keep = RecordFilter(namespace, cluster)
     try:
         with progress_bar("replay") as update:
-            summary = run_replay(src, con, source_name=source or f"kafka {kafka.bootstrap}",
-                                 prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
-                                 since_us=since_us, until_us=until_us, follow=follow, stop=stop,
-                                 on_batch=update,
-                                 on_caught_up=report_catch_up() if follow else None)
+            if follow:
+                if rebuild:
+                    db.open_db(db_path, rebuild=True).close()
+                summary = run_follow(src, db_path, source_name=name, prefix=topic_prefix,
+                                     keep=keep, since_us=since_us, until_us=until_us,
+                                     stop=stop_on_signals(), on_batch=update,
+                                     on_caught_up=report_catch_up())
+            else:
+                con = db.open_db(db_path, rebuild=rebuild)
+                try:
+                    summary = run_replay(src, con, source_name=name, prefix=topic_prefix,
+                                         keep=keep, since_us=since_us, until_us=until_us,
+                                         on_batch=update)
+                finally:
+                    con.close()
     finally:
         src.close()
-        con.close()
     echo_summary(summary)
 
 

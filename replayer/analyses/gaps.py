@@ -14,22 +14,21 @@ def gaps(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
          thresholds: Mapping[str, float] | None = None) -> Rows:
     """Every gap; ``thresholds`` (name → seconds) override the defaults for this query only."""
     known = {r[0] for r in con.execute("SELECT name FROM gap_thresholds").fetchall()}
-    con.begin()
-    try:
-        for name, seconds in (thresholds or {}).items():
-            key = name if name.endswith("_s") else name + "_s"
-            if key not in known:
-                raise KtraceError(f"unknown threshold {name!r}; known: "
-                                  + ", ".join(sorted(k[:-2] for k in known)))
-            con.execute("UPDATE gap_thresholds SET seconds = ? WHERE name = ?", [seconds, key])
-        return fetch(con,
-                     "SELECT category, type, namespace, name, session, topic, start_at, end_at, "
-                     "  seconds, threshold_s, detail, evidence_event_id FROM gaps "
-                     "WHERE ? IS NULL OR namespace = ? OR namespace IS NULL "
-                     "ORDER BY category DESC, start_at, type, namespace, name, topic, session, "
-                     "  evidence_event_id", [namespace, namespace])
-    finally:
-        con.rollback()
+    names, seconds = [], []
+    for name, value in (thresholds or {}).items():
+        key = name if name.endswith("_s") else name + "_s"
+        if key not in known:
+            raise KtraceError(f"unknown threshold {name!r}; known: "
+                              + ", ".join(sorted(k[:-2] for k in known)))
+        names.append(key)
+        seconds.append(float(value))
+    return fetch(con,
+                 "SELECT category, type, namespace, name, session, topic, start_at, end_at, "
+                 "  seconds, threshold_s, detail, evidence_event_id "
+                 "FROM gaps_with(?::VARCHAR[], ?::DOUBLE[]) "
+                 "WHERE ? IS NULL OR namespace = ? OR namespace IS NULL "
+                 "ORDER BY category DESC, start_at, type, namespace, name, topic, session, "
+                 "  evidence_event_id", [names, seconds, namespace, namespace])
 
 
 def thresholds(con: duckdb.DuckDBPyConnection) -> Rows:

@@ -14,7 +14,16 @@ INSERT OR IGNORE INTO gap_thresholds VALUES
     ('stopped_to_deleted_s', 10, 'pod object lingered after its containers stopped'),
     ('request_to_deleted_s', 60, 'deletion took long overall');
 
-CREATE OR REPLACE VIEW slow_steps AS
+-- The thresholds, some overridden for one query (override_names[i] → override_seconds[i]):
+-- analyses open the database read-only, so an override never writes.
+CREATE OR REPLACE MACRO thresholds_with(override_names, override_seconds) AS TABLE
+SELECT t.name,
+       coalesce(list_extract(override_seconds, list_position(override_names, t.name))::DOUBLE,
+                t.seconds) AS seconds,
+       t.meaning
+FROM gap_thresholds t;
+
+CREATE OR REPLACE MACRO slow_steps_with(override_names, override_seconds) AS TABLE
 WITH durations AS (
     UNPIVOT (SELECT uid, namespace, pod, create_to_schedule_s, schedule_to_run_s,
                     run_to_watch_s, ready_to_endpoints_s, request_to_endpoint_not_ready_s,
@@ -32,8 +41,10 @@ SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t
                    WHEN 'ready_to_endpoints_s' THEN d.ready_at
                    WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
                    ELSE d.deletion_requested_at END AS start_at
-FROM durations d JOIN gap_thresholds t ON t.name = d.step
+FROM durations d JOIN thresholds_with(override_names, override_seconds) t ON t.name = d.step
 WHERE d.seconds > t.seconds;
+
+CREATE OR REPLACE VIEW slow_steps AS SELECT * FROM slow_steps_with([]::VARCHAR[], []::DOUBLE[]);
 
 CREATE OR REPLACE VIEW unseen_stretches AS
 WITH sessions AS (
@@ -72,7 +83,7 @@ SELECT 'sequence_hole', session, topic, prev_at, received_at,
        event_id
 FROM sequenced WHERE seq - prev_seq > 1;
 
-CREATE OR REPLACE VIEW gaps AS
+CREATE OR REPLACE MACRO gaps_with(override_names, override_seconds) AS TABLE
 SELECT 'unseen' AS category, type, session, topic, NULL::VARCHAR AS namespace,
        NULL::VARCHAR AS name, NULL::VARCHAR AS uid, start_at, end_at,
        epoch(end_at - start_at) AS seconds, NULL::DOUBLE AS threshold_s, detail,
@@ -81,4 +92,6 @@ FROM unseen_stretches
 UNION ALL
 SELECT 'slow', regexp_replace(step, '_s$', ''), NULL, NULL, namespace, pod, uid, start_at,
        start_at + to_microseconds((seconds * 1e6)::BIGINT), seconds, threshold_s, meaning, NULL
-FROM slow_steps;
+FROM slow_steps_with(override_names, override_seconds);
+
+CREATE OR REPLACE VIEW gaps AS SELECT * FROM gaps_with([]::VARCHAR[], []::DOUBLE[]);

@@ -31,13 +31,11 @@ fin_first AS (
     FROM object_versions v, unnest(v.finalizers) AS f(fin)
     WHERE v.uid IN (SELECT uid FROM stuck) AND v.received_at <= ts GROUP BY ALL),
 fin_who AS (
-    SELECT s.uid, f.fin, f.event_id, coalesce(
-        (SELECT string_agg(DISTINCT json_extract_string(m, '$.manager'), ',' ORDER BY json_extract_string(m, '$.manager'))
-         FROM unnest(from_json(json_extract(r.object, '$.metadata.managedFields'), '["json"]'))
-              AS u(m)
-         WHERE contains(json_extract(m, '$.fieldsV1."f:metadata"."f:finalizers"')::VARCHAR,
-                        f.fin)),
-        r.component, 'unknown') AS added_by
+    SELECT s.uid, f.fin, f.event_id,
+           coalesce((SELECT string_agg(DISTINCT o.manager, ',' ORDER BY o.manager)
+                     FROM finalizer_owners o
+                     WHERE o.event_id = f.event_id AND o.finalizer = f.fin),
+                    r.component, 'unknown') AS added_by
     FROM stuck s, unnest(s.finalizers) AS t(fin)
     JOIN fin_first f ON f.uid = s.uid AND f.fin = t.fin
     JOIN raw_events r ON r.event_id = f.event_id

@@ -1,0 +1,15 @@
+-- pods: one row per Pod record: placement, phase and the spec facts the analyses need
+-- (a record without an object, like an INFERRED_DELETED, still has its row).
+SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_name,
+       p.o.status.podIP AS pod_ip, p.o.status.startTime AS start_time,
+       p.o.spec.terminationGracePeriodSeconds AS grace_s,
+       coalesce(len(list_filter(p.o.spec.containers, lambda c: c.lifecycle.preStop IS NOT NULL)) > 0,
+                false) AS has_prestop,
+       coalesce([v.persistentVolumeClaim.claimName FOR v IN p.o.spec.volumes
+                 IF v.persistentVolumeClaim IS NOT NULL], []) AS claim_names,
+       p.o.spec.schedulerName AS scheduler_name,
+       p.o.status.nominatedNodeName AS nominated_node,
+       p.o.status.reason AS status_reason, p.o.status.message AS status_message,
+       len(p.o.spec.containers) AS spec_containers,
+       len(p.o.spec.initContainers) AS spec_init_containers
+FROM batch b LEFT JOIN parsed p USING (event_id) WHERE b.kind = 'Pod' AND b.uid IS NOT NULL

@@ -1,0 +1,30 @@
+-- workloads: one row per ReplicaSet, Deployment, StatefulSet, DaemonSet or Job version,
+-- the replica counts mapped onto one set of columns (DaemonSet: scheduled/ready/available
+-- numbers; Job: parallelism, active, succeeded, failed).
+WITH w AS (SELECT p.event_id, p.uid, p.kind, p.o.spec AS spec, p.o.status AS status,
+                  p.o.metadata AS md,
+                  coalesce(p.o.spec.strategy, p.o.spec.updateStrategy) AS strategy
+           FROM parsed p
+           WHERE p.kind IN ('ReplicaSet', 'Deployment', 'StatefulSet', 'DaemonSet', 'Job'))
+SELECT event_id, uid, kind,
+       CASE kind WHEN 'DaemonSet' THEN status.desiredNumberScheduled
+                 WHEN 'Job' THEN spec.parallelism ELSE spec.replicas END::INTEGER AS replicas,
+       CASE kind WHEN 'DaemonSet' THEN status.currentNumberScheduled
+                 WHEN 'Job' THEN status.active ELSE status.replicas END AS status_replicas,
+       CASE kind WHEN 'DaemonSet' THEN status.updatedNumberScheduled
+                 WHEN 'Job' THEN NULL ELSE status.updatedReplicas END AS updated_replicas,
+       CASE kind WHEN 'DaemonSet' THEN status.numberReady
+                 WHEN 'Job' THEN status.succeeded ELSE status.readyReplicas END AS ready_replicas,
+       CASE kind WHEN 'DaemonSet' THEN status.numberAvailable
+                 WHEN 'Job' THEN NULL ELSE status.availableReplicas END AS available_replicas,
+       CASE kind WHEN 'DaemonSet' THEN status.numberUnavailable
+                 WHEN 'Job' THEN status.failed ELSE status.unavailableReplicas END
+           AS unavailable_replicas,
+       status.observedGeneration AS observed_generation,
+       md.annotations['deployment.kubernetes.io/revision'] AS revision,
+       md.labels['pod-template-hash'] AS pod_template_hash,
+       strategy.type AS strategy,
+       strategy.rollingUpdate.maxSurge->>'$' AS max_surge,
+       strategy.rollingUpdate.maxUnavailable->>'$' AS max_unavailable,
+       spec.progressDeadlineSeconds AS progress_deadline_s
+FROM w

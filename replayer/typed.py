@@ -1,0 +1,69 @@
+"""The typed tables: each declared once, as a SELECT in ``sql/typed/<table>.sql``.
+
+A model selects from two relations of the load batch: ``batch`` (the envelope rows, see
+``envelope.py``) and ``parsed`` (each object parsed once into ``object_shape()``, made by
+``sql/typed/_parsed.sql``). The table's columns are the model's: the table is created from
+the model over an empty batch, and every batch is inserted by name.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+import duckdb
+
+from replayer.envelope import EnvelopeBatch
+
+PARSE = "_parsed"
+#: raw_events first: the other tables' rows point at its event_ids.
+FIRST = "raw_events"
+
+
+@dataclass(frozen=True)
+class Model:
+    table: str
+    select: str
+
+
+@functools.cache
+def _read(name: str) -> str:
+    return (resources.files("replayer") / "sql" / "typed" / f"{name}.sql").read_text("utf-8")
+
+
+@functools.cache
+def models() -> tuple[Model, ...]:
+    folder = resources.files("replayer") / "sql" / "typed"
+    names = sorted(p.name[:-4] for p in folder.iterdir()
+                   if p.name.endswith(".sql") and not p.name.startswith("_"))
+    names.sort(key=lambda n: n != FIRST)
+    return tuple(Model(n, _read(n).strip().rstrip(";")) for n in names)
+
+
+def parse_batch(con: duckdb.DuckDBPyConnection, batch: EnvelopeBatch) -> None:
+    """Register ``batch`` and parse its objects: the inputs every model reads."""
+    con.register("batch", batch.table())
+    con.execute(_read(PARSE))
+
+
+def create_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every typed table that does not exist yet, with the columns of its model."""
+    parse_batch(con, EnvelopeBatch())
+    try:
+        for model in models():
+            con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} AS "
+                        f"FROM ({model.select}) LIMIT 0")
+    finally:
+        release_batch(con)
+
+
+def insert_batch(con: duckdb.DuckDBPyConnection) -> None:
+    """Derive and insert every typed table's rows of the parsed batch."""
+    for model in models():
+        con.execute(f"INSERT INTO {model.table} BY NAME {model.select}")
+
+
+def release_batch(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DROP TABLE IF EXISTS temp.parsed")
+    con.unregister("batch")
