@@ -14,11 +14,13 @@ WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
 WINDOW w AS (PARTITION BY r.uid ORDER BY r.rv NULLS LAST, r.event_id);
 
 -- Every object as it was at ``ts``: its newest version received at or before ts, unless
--- that version says it was deleted.
+-- that version says it was deleted (without the object JSON: join raw_events by event_id
+-- for it).
 CREATE OR REPLACE MACRO state_at(ts) AS TABLE
 SELECT * EXCLUDE (newest) FROM (
-    SELECT r.*, row_number() OVER (PARTITION BY r.uid ORDER BY r.rv DESC NULLS LAST,
-                                   r.event_id DESC) AS newest
+    SELECT r.* EXCLUDE (object),
+           row_number() OVER (PARTITION BY r.uid ORDER BY r.rv DESC NULLS LAST,
+                              r.event_id DESC) AS newest
     FROM raw_events r
     WHERE r.uid IS NOT NULL AND r.received_at <= ts)
 WHERE newest = 1 AND type NOT IN ('DELETED', 'INFERRED_DELETED');
