@@ -93,14 +93,14 @@ def test_incident_loads_a_window_and_reports(tmp_path: Path):
               "--until", "2026-11-30T07:12:23Z", "-o", "json")
     report = json.loads(out.output)
     assert report["Recording"][0]["first"] >= "2026-11-30T07:11:40"
-    assert {r["name"] for r in report["Stuck deletions"]} >= {"held", "busy", "hooked"}
+    assert {r["name"] for r in report["Stuck"]} >= {"held", "busy", "hooked"}
 
 
 def test_demo_finds_the_race_and_the_finalizer():
     report = json.loads(run("demo", "-o", "json").output)
     raced = report["Rollout races (containers stopped before or just after the endpoint went off)"]
     assert {r["verdict"] for r in raced} == {"stopped_before_endpoint_off"}
-    assert ("held", "finalizers") in {(r["name"], r["top_cause"]) for r in report["Stuck deletions"]}
+    assert ("held", "finalizers") in {(r["name"], r["top_cause"]) for r in report["Stuck"]}
 
 
 @pytest.mark.parametrize("args, message", [

@@ -20,7 +20,8 @@ from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
 from replayer.analyses.races import capacity_dips, race_summary, races as find_races
 from replayer.analyses.report import Section, as_json, findings
 from replayer.analyses.state import state as state_at
-from replayer.analyses.stuck import DEFAULT_MARGIN_S, stuck as find_stuck
+from replayer.analyses.stuck import (DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING,
+                                     TERMINATING, stuck as find_stuck)
 from replayer.analyses.timeline import timeline as pod_timeline
 from replayer.loader import RecordFilter
 from replayer.replay import replay as run_replay
@@ -106,14 +107,31 @@ def timeline(target: str, namespace: str | None, con, output: str) -> None:
 
 @click.command()
 @click.option("--at", help="Judge at this time (default: the end of the data).")
-@click.option("--margin", type=float, default=DEFAULT_MARGIN_S, show_default=True,
-              metavar="SECONDS", help="Time past the deletion deadline before an object is stuck.")
+@click.option("--margin", type=click.FloatRange(min=0), default=DEFAULT_MARGIN_S,
+              show_default=True, metavar="SECONDS",
+              help="Time past the deletion deadline before a deletion is stuck.")
+@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_S,
+              show_default=True, metavar="SECONDS",
+              help="Time not Running and Ready before a pod is stuck.")
+@click.option("--pending", "only", flag_value="pending",
+              help="Only pods that do not run or get Ready, and workloads that cannot make them.")
+@click.option("--terminating", "only", flag_value="terminating",
+              help="Only deletions that never finished.")
 @namespace_option
 @with_db
 @output_option
-def stuck(at: str | None, margin: float, namespace: str | None, con, output: str) -> None:
-    """Objects whose deletion never finished, with ranked causes and their evidence."""
-    print_rows(*find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin), output)
+def stuck(at: str | None, margin: float, threshold: float, only: str | None,
+          namespace: str | None, con, output: str) -> None:
+    """What is stuck, with ranked causes and their evidence: deletions that never finished
+    (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
+    ReplicaSets/Deployments that cannot make or roll out their pods."""
+    problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
+    judged = find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin,
+                        threshold_s=threshold, problems=problems)
+    if judged.clamped:
+        click.echo(f"note: the data ends at {judged.at:%Y-%m-%dT%H:%M:%S.%fZ}; judged as of then",
+                   err=True)
+    print_rows(*judged.rows, output)
 
 
 @click.command()

@@ -27,7 +27,8 @@ def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None) ->
         Section("Recording", *fetch(con,
             "SELECT count(*) AS records, count(DISTINCT uid) AS objects, min(received_at) "
             "AS first, max(received_at) AS last FROM raw_events")),
-        Section("Stuck deletions", *stuck(con, namespace=namespace)),
+        Section("Stuck",
+                *stuck(con, namespace=namespace).rows),
         Section("Rollout races (containers stopped before or just after the endpoint went off)",
                 raced_cols, [r for r in raced if r[verdict] in
                              ("stopped_before_endpoint_off", "within_margin")]),

@@ -49,47 +49,20 @@ c_finalizers AS (
     FROM stuck s JOIN fin_who w USING (uid) LEFT JOIN running r USING (uid)
     GROUP BY s.uid, s.kind, r.uid, s.event_id),
 -- the pod's node: deleted, not Ready, or its Lease not renewed.
-node_latest AS (
-    SELECT r.name, r.type, r.event_id, r.received_at, n.ready
-    FROM raw_events r LEFT JOIN nodes n USING (event_id)
-    WHERE r.kind = 'Node' AND r.received_at <= ts
-    QUALIFY row_number() OVER (PARTITION BY r.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
-node_ready_since AS (
-    SELECT nl.name, c.status, c.reason, c.last_transition
-    FROM node_latest nl JOIN conditions c ON c.event_id = nl.event_id AND c.type = 'Ready'),
--- a Lease is stale when other Leases were seen renewed after it should have been: not
--- seeing a renewal during a recording gap proves nothing.
-lease_seen AS (
-    SELECT max(received_at) AS last_at FROM raw_events WHERE kind = 'Lease' AND received_at <= ts),
-lease_latest AS (
-    SELECT l.name, l.renew_time, l.duration_s, l.event_id,
-           l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < (SELECT last_at FROM lease_seen)
-               AS stale
-    FROM leases l JOIN raw_events r USING (event_id)
-    WHERE l.namespace = 'kube-node-lease' AND r.received_at <= ts
-    QUALIFY row_number() OVER (PARTITION BY l.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
+node AS (SELECT * FROM node_health_at(ts)),
 c_node_deleted AS (
     SELECT s.uid, 'node_deleted' AS cause, 100 AS score,
            'node ' || s.node_name || ' was deleted' AS detail, [n.event_id] AS evidence
-    FROM stuck s JOIN node_latest n ON n.name = s.node_name
-    WHERE n.type IN ('DELETED', 'INFERRED_DELETED')),
+    FROM stuck s JOIN node n ON n.name = s.node_name WHERE n.deleted),
 c_node_not_ready AS (
-    SELECT s.uid, 'node_not_ready' AS cause, 90 AS score,
-           concat_ws('; ',
-               CASE WHEN n.ready IS DISTINCT FROM 'True' THEN 'node ' || s.node_name || ' Ready='
-                    || coalesce(n.ready, '?') || coalesce(' since ' || nr.last_transition, '')
-                    || coalesce(' (' || nr.reason || ')', '') END,
-               CASE WHEN l.stale THEN 'Lease last renewed ' || l.renew_time END) AS detail,
-           [x FOR x IN [n.event_id, l.event_id] IF x IS NOT NULL]
+    SELECT s.uid, 'node_not_ready' AS cause, 90 AS score, node_problem(s.node_name, n) AS detail,
+           [x FOR x IN [n.event_id, n.lease_event_id] IF x IS NOT NULL]
                || coalesce(e.ids, []) AS evidence
-    FROM stuck s JOIN node_latest n ON n.name = s.node_name
-    LEFT JOIN node_ready_since nr ON nr.name = s.node_name
-    LEFT JOIN lease_latest l ON l.name = s.node_name
+    FROM stuck s JOIN node n ON n.name = s.node_name
     LEFT JOIN (SELECT uid, flatten(list(ids ORDER BY reason)) AS ids FROM kubelet_events
                WHERE reason IN ('NodeNotReady', 'TaintManagerEviction') GROUP BY uid) e
            ON e.uid = s.uid
-    WHERE n.type NOT IN ('DELETED', 'INFERRED_DELETED')
-      AND (n.ready IS DISTINCT FROM 'True' OR l.stale)),
+    WHERE n.not_ready),
 -- containers still running past the deadline; a preStop hook among them.
 c_prestop AS (
     SELECT s.uid, 'prestop_hook' AS cause, CASE WHEN e.uid IS NULL THEN 55 ELSE 70 END AS score,

@@ -1,0 +1,62 @@
+-- What Kubernetes components write in Event messages, parsed (documented in
+-- docs/projections.md; the formats of Kubernetes 1.27–1.37 are unit-tested in
+-- tests/test_replayer_messages.py).
+
+-- kube-scheduler's FailedScheduling message, e.g.
+--   0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {k: v}.
+--   preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.
+-- (older: "node(s) had taint {k: v}, that the pod didn't tolerate"; without the node count:
+-- "pod has unbound immediate PersistentVolumeClaims"). The main part is split into its
+-- "N reason" items; `preemption` keeps what the preemption attempt said.
+CREATE OR REPLACE MACRO scheduling_main(msg) AS
+    regexp_extract(msg, '^(.*?)(\. preemption:.*)?\.?\s*$', 1);
+
+CREATE OR REPLACE MACRO scheduling_category(reason) AS CASE
+    WHEN reason ILIKE 'Insufficient %'
+        THEN 'insufficient_' || lower(regexp_extract(reason, '^Insufficient (\S+)', 1))
+    WHEN reason ILIKE '%Too many pods%' THEN 'insufficient_pods'
+    WHEN reason ILIKE '%untolerated taint%' OR reason ILIKE '%that the pod didn''t tolerate%'
+        THEN 'untolerated_taint'
+    WHEN reason ILIKE '%were unschedulable%' THEN 'node_unschedulable'
+    WHEN reason ILIKE '%didn''t match Pod''s node affinity%'
+         OR reason ILIKE '%didn''t match node selector%'
+         OR reason ILIKE '%didn''t match node affinity%' THEN 'node_selector_mismatch'
+    WHEN reason ILIKE '%pod affinity%' OR reason ILIKE '%anti-affinity%' THEN 'pod_affinity'
+    WHEN reason ILIKE '%topology spread%' THEN 'topology_spread'
+    WHEN reason ILIKE '%unbound immediate PersistentVolumeClaims%'
+         OR reason ILIKE '%persistentvolumeclaim % not found%'
+         OR reason ILIKE '%didn''t find available persistent volumes%'
+         OR reason ILIKE '%waiting for first consumer%' THEN 'unbound_pvc'
+    WHEN reason ILIKE '%volume node affinity conflict%' THEN 'volume_node_affinity'
+    WHEN reason ILIKE '%free ports%' THEN 'host_ports'
+    WHEN reason ILIKE '%max volume count%' THEN 'volume_limits'
+    WHEN reason ILIKE '%preemption%' THEN 'preemption'
+    ELSE 'other' END;
+
+CREATE OR REPLACE MACRO scheduling_items(main) AS
+    [{'count': try_cast(nullif(regexp_extract(trim(item), '^(\d+) ', 1), '') AS INTEGER),
+      'reason': trim(regexp_replace(trim(item), '^\d+ ', ''))}
+     FOR item IN string_split(regexp_replace(
+         coalesce(nullif(regexp_extract(main, 'nodes are available: (.*)$', 1), ''), main),
+         ', (\d+ )', chr(31) || '\1', 'g'), chr(31))
+     IF trim(item) <> ''];
+
+CREATE OR REPLACE MACRO scheduling_reasons(msg) AS (
+    SELECT {'nodes_total': try_cast(nullif(regexp_extract(main, '^(\d+)/(\d+) nodes are available',
+                                                          2), '') AS INTEGER),
+            'reasons': [struct_insert(x, category := scheduling_category(x.reason))
+                        FOR x IN scheduling_items(main)],
+            'preemption': nullif(regexp_extract(msg, '\. preemption: (.*?)\.?\s*$', 1), '')}
+    FROM (SELECT scheduling_main(msg) AS main));
+
+-- The kubelet's Pulled message: "Successfully pulled image "x" in 5.87s (5.87s including
+-- waiting). Image size: 12 bytes." (1.29+), older "… in 5.869224588s" or "in 1m2.5s":
+-- the pull time in seconds, NULL when absent.
+CREATE OR REPLACE MACRO pulled_seconds(msg) AS (
+    SELECT CASE WHEN d = '' THEN NULL
+                ELSE coalesce(try_cast(nullif(regexp_extract(d, '(\d+)h', 1), '') AS DOUBLE) * 3600, 0)
+                     + coalesce(try_cast(nullif(regexp_extract(d, '(\d+)m(?:[^s]|$)', 1), '') AS DOUBLE) * 60, 0)
+                     + coalesce(try_cast(nullif(regexp_extract(d, '([\d.]+)s$', 1), '') AS DOUBLE), 0)
+                     + coalesce(try_cast(nullif(regexp_extract(d, '([\d.]+)ms$', 1), '') AS DOUBLE) / 1000, 0)
+           END
+    FROM (SELECT regexp_extract(msg, 'Successfully pulled image .* in ([0-9hms.]+)', 1) AS d));

@@ -1,0 +1,36 @@
+-- node_health_at(ts): every Node as it was at ts — deleted or not, its Ready condition,
+-- and whether its Lease was renewed. A Lease is stale when other Leases were seen renewed
+-- after it should have been: not seeing a renewal during a recording gap proves nothing.
+-- Used by the stuck and not-running analyses. Documented in docs/projections.md.
+CREATE OR REPLACE MACRO node_health_at(ts) AS TABLE
+WITH latest AS (
+    SELECT r.name, r.type, r.event_id, n.ready
+    FROM raw_events r LEFT JOIN nodes n USING (event_id)
+    WHERE r.kind = 'Node' AND r.received_at <= ts
+    QUALIFY row_number() OVER (PARTITION BY r.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
+ready_since AS (
+    SELECT l.name, c.reason, c.last_transition
+    FROM latest l JOIN conditions c ON c.event_id = l.event_id AND c.type = 'Ready'),
+lease_seen AS (
+    SELECT max(received_at) AS last_at FROM raw_events WHERE kind = 'Lease' AND received_at <= ts),
+lease AS (
+    SELECT l.name, l.renew_time, l.event_id,
+           l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < (SELECT last_at FROM lease_seen)
+               AS stale
+    FROM leases l JOIN raw_events r USING (event_id)
+    WHERE l.namespace = 'kube-node-lease' AND r.received_at <= ts
+    QUALIFY row_number() OVER (PARTITION BY l.name ORDER BY r.rv DESC, r.event_id DESC) = 1)
+SELECT l.name, l.type IN ('DELETED', 'INFERRED_DELETED') AS deleted, l.ready,
+       rs.reason AS ready_reason, rs.last_transition AS ready_since, l.event_id,
+       le.renew_time AS lease_renewed_at, coalesce(le.stale, false) AS lease_stale,
+       le.event_id AS lease_event_id,
+       l.type NOT IN ('DELETED', 'INFERRED_DELETED')
+           AND (l.ready IS DISTINCT FROM 'True' OR coalesce(le.stale, false)) AS not_ready
+FROM latest l LEFT JOIN ready_since rs USING (name) LEFT JOIN lease le USING (name);
+
+-- node_problem(n): the sentence a node's health gives a pod on it.
+CREATE OR REPLACE MACRO node_problem(node, n) AS concat_ws('; ',
+    CASE WHEN n.ready IS DISTINCT FROM 'True' THEN 'node ' || node || ' Ready='
+         || coalesce(n.ready, '?') || coalesce(' since ' || n.ready_since, '')
+         || coalesce(' (' || n.ready_reason || ')', '') END,
+    CASE WHEN n.lease_stale THEN 'Lease last renewed ' || n.lease_renewed_at END);

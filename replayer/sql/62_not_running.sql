@@ -1,0 +1,147 @@
+-- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready for
+-- longer than threshold_s — `pending` (not scheduled or containers not started) or
+-- `not_ready` (running but not Ready) — each with ranked causes from cause_scores, each
+-- with its evidence records. Pods being deleted are stuck_at's; finished pods (Succeeded,
+-- Failed) are not stuck. Documented in docs/projections.md.
+
+CREATE OR REPLACE MACRO not_running_at(ts, threshold_s := 60) AS TABLE
+WITH pod AS (
+    SELECT l.uid, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
+           p.phase, p.node_name, p.claim_names,
+           (SELECT any_value(c.status) FROM conditions c
+            WHERE c.event_id = l.event_id AND c.type = 'Ready') AS ready_status,
+           (SELECT any_value(c.last_transition) FROM conditions c
+            WHERE c.event_id = l.event_id AND c.type = 'Ready') AS ready_transition,
+           (SELECT any_value(c) FROM conditions c
+            WHERE c.event_id = l.event_id AND c.type = 'PodScheduled') AS scheduled
+    FROM state_at(ts) l JOIN pods p USING (event_id)
+    WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
+      AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
+stuck AS (
+    SELECT *, coalesce(ready_transition, created_at, received_at) AS since,
+           CASE WHEN node_name IS NULL OR coalesce(phase, 'Pending') = 'Pending'
+                THEN 'pending' ELSE 'not_ready' END AS problem
+    FROM pod
+    WHERE ready_status IS DISTINCT FROM 'True'
+      AND epoch(ts - coalesce(ready_transition, created_at, received_at)) > threshold_s),
+events AS (
+    SELECT s.uid, e.reason, e.message, e.type, e.event_id,
+           coalesce(e.last_time, r.received_at) AS event_at
+    FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
+    JOIN raw_events r ON r.event_id = e.event_id
+    WHERE r.received_at <= ts),
+last_event AS (
+    SELECT uid, reason, arg_max(message, row(event_at, event_id)) AS message, min(event_at) AS first_at,
+           list(event_id ORDER BY event_at DESC, event_id DESC)[1:3] AS ids
+    FROM events GROUP BY uid, reason),
+box AS (
+    SELECT s.uid, k.* EXCLUDE (event_id, uid)
+    FROM stuck s JOIN containers k USING (event_id)),
+c_unschedulable AS (
+    SELECT s.uid, 'unschedulable' AS cause,
+           concat_ws(' — ',
+               array_to_string(list_distinct([x.category FOR x IN
+                   scheduling_reasons(coalesce(e.message, s.scheduled.message)).reasons]), ', '),
+               coalesce(e.message, s.scheduled.message)) AS detail,
+           [s.event_id] || coalesce(e.ids, []) AS evidence
+    FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
+    WHERE s.node_name IS NULL
+      AND (s.scheduled.status = 'False' OR e.uid IS NOT NULL)),
+c_waiting AS (
+    SELECT b.uid,
+           CASE WHEN b.reason IN ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName',
+                                  'ErrImageNeverPull', 'RegistryUnavailable',
+                                  'ImageInspectError', 'SignatureValidationFailed')
+                    THEN 'image_pull'
+                WHEN b.reason = 'CrashLoopBackOff' THEN 'crash_loop'
+                WHEN b.reason = 'CreateContainerConfigError' THEN 'container_config'
+                WHEN b.reason IN ('RunContainerError', 'CreateContainerError', 'StartError',
+                                  'ContainerCannotRun', 'PreCreateHookError',
+                                  'PostStartHookError', 'PreStartHookError')
+                     OR b.last_exit_code IN (127, 128) THEN 'run_container_error'
+                WHEN b.restart_count > 0 AND b.last_exit_code IS DISTINCT FROM 0 THEN 'crash_loop'
+           END AS cause, b.*
+    FROM box b WHERE NOT b.init OR b.sidecar),
+c_containers AS (
+    SELECT w.uid, w.cause,
+           string_agg(w.name || ': ' || concat_ws(', ',
+                   coalesce(w.reason, w.state),
+                   CASE WHEN w.restart_count > 0 THEN w.restart_count || ' restarts' END,
+                   CASE WHEN w.last_exit_code IS NOT NULL THEN 'last exit ' || w.last_exit_code
+                        || coalesce(' (' || w.last_reason || ')', '') END,
+                   w.message), '; ' ORDER BY w.name)
+               || coalesce('; ' || any_value(e.message), '') AS detail,
+           [any_value(s.event_id)] || coalesce(flatten(list(e.ids)), []) AS evidence
+    FROM c_waiting w JOIN stuck s USING (uid)
+    LEFT JOIN last_event e ON e.uid = w.uid AND e.reason IN ('Failed', 'BackOff')
+    WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause),
+c_init AS (
+    SELECT b.uid, 'init_container' AS cause,
+           string_agg('init container ' || b.name || ': ' || concat_ws(', ',
+                   coalesce(b.reason, b.state),
+                   CASE WHEN b.exit_code IS NOT NULL THEN 'exit ' || b.exit_code END,
+                   CASE WHEN b.restart_count > 0 THEN b.restart_count || ' restarts' END,
+                   CASE WHEN b.last_exit_code IS NOT NULL THEN 'last exit ' || b.last_exit_code
+                        || coalesce(' (' || b.last_reason || ')', '') END,
+                   b.message), '; ' ORDER BY b.name) AS detail,
+           [any_value(s.event_id)] AS evidence
+    FROM box b JOIN stuck s USING (uid)
+    WHERE b.init AND NOT b.sidecar AND s.problem = 'pending'
+      AND (b.state IS DISTINCT FROM 'terminated' OR b.exit_code IS DISTINCT FROM 0)
+    GROUP BY b.uid),
+c_events AS (
+    SELECT e.uid,
+           CASE WHEN e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
+                    THEN 'volume_mount'
+                WHEN e.reason = 'Unhealthy' THEN 'readiness' END AS cause,
+           string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
+           flatten(list(e.ids ORDER BY e.reason)) AS evidence
+    FROM last_event e JOIN stuck s USING (uid)
+    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
+       OR (e.reason = 'Unhealthy' AND s.problem = 'not_ready')
+    GROUP BY e.uid, 2),
+c_readiness_silent AS (
+    SELECT s.uid, 'readiness' AS cause,
+           'containers running but the pod is not Ready; no probe failure Events seen' AS detail,
+           [s.event_id] AS evidence
+    FROM stuck s
+    WHERE s.problem = 'not_ready'
+      AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = s.uid AND w.cause IS NOT NULL)
+      AND NOT EXISTS (SELECT 1 FROM last_event e WHERE e.uid = s.uid AND e.reason = 'Unhealthy')),
+c_node AS (
+    SELECT s.uid, 'node_not_ready' AS cause, node_problem(s.node_name, n) AS detail,
+           [x FOR x IN [s.event_id, n.event_id, n.lease_event_id] IF x IS NOT NULL] AS evidence
+    FROM stuck s JOIN node_health_at(ts) n ON n.name = s.node_name
+    WHERE n.not_ready OR n.deleted),
+c_gap AS (
+    SELECT s.uid, 'recording_gap' AS cause,
+           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; '
+                      ORDER BY g.start_at, g.type) AS detail,
+           list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
+    FROM stuck s JOIN unseen_stretches g
+      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts AND g.end_at > ts
+    GROUP BY s.uid),
+causes AS (
+    SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers
+    UNION ALL SELECT * FROM c_init UNION ALL SELECT * FROM c_events
+    UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
+    UNION ALL SELECT * FROM c_gap),
+found AS (
+    SELECT s.uid, coalesce(c.cause, CASE WHEN s.node_name IS NOT NULL THEN 'starting'
+                                         ELSE 'unknown' END) AS cause,
+           coalesce(c.detail, CASE WHEN s.node_name IS NOT NULL
+                                   THEN 'scheduled to ' || s.node_name
+                                        || '; no container failure seen yet'
+                                   ELSE 'no evidence in the recording' END) AS detail,
+           coalesce(c.evidence, [s.event_id]) AS evidence
+    FROM stuck s LEFT JOIN causes c USING (uid)),
+ranked AS (
+    SELECT f.*, cs.score FROM found f JOIN cause_scores cs USING (cause))
+SELECT 'Pod' AS kind, s.namespace, s.name, s.uid, s.problem, s.since,
+       epoch(ts - s.since) AS stuck_for_s, s.node_name AS node,
+       list(r.cause ORDER BY r.score DESC, r.cause)[1] AS top_cause,
+       list({'cause': r.cause, 'score': r.score, 'detail': r.detail, 'evidence': r.evidence}
+            ORDER BY r.score DESC, r.cause) AS causes,
+       s.event_id AS evidence_event_id
+FROM stuck s JOIN ranked r USING (uid)
+GROUP BY ALL;

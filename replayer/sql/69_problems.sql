@@ -1,0 +1,14 @@
+-- problems_at(ts, margin_s := 30, threshold_s := 60): everything stuck at ts in one shape —
+-- deletions that never finished (problem `terminating`, stuck_at), pods not running or not
+-- Ready (`pending`, `not_ready`: not_running_at) and workloads that cannot make their pods
+-- (`not_created`, `rollout_stalled`: workload_problems_at). What `ktrace stuck` prints.
+CREATE OR REPLACE MACRO problems_at(ts, margin_s := 30, threshold_s := 60) AS TABLE
+SELECT kind, namespace, name, uid, 'terminating' AS problem, stuck_since AS since, stuck_for_s,
+       node, top_cause, causes, evidence_event_id
+FROM stuck_at(ts, margin_s := margin_s)
+UNION ALL
+SELECT * FROM not_running_at(ts, threshold_s := threshold_s)
+UNION ALL
+SELECT * FROM workload_problems_at(ts);
+
+CREATE OR REPLACE VIEW problems AS SELECT * FROM problems_at(data_end());
