@@ -3,12 +3,20 @@
 
 -- Every version of every object, ordered by resourceVersion within the object (design §4).
 -- version_no counts from 1; is_live is false for LISTED/inferred records, whose receive
--- time says when we looked, not when the change happened.
+-- time says when we looked, not when the change happened. seen_from_start: the object's
+-- first record is a live ADDED received within 5 s of its creationTimestamp (1 s precision
+-- plus clock skew) — else it was first seen mid-life (listed when the recording started,
+-- created while the recorder was down, or already there when a capture began) and what
+-- happened before its first sighting is known only from its own timestamps.
 CREATE OR REPLACE VIEW object_versions AS
 SELECT r.* EXCLUDE (object),
        row_number() OVER w AS version_no,
        lead(r.received_at) OVER w AS next_received_at,
-       r.type IN ('ADDED', 'MODIFIED', 'DELETED') AND NOT r.inferred AS is_live
+       r.type IN ('ADDED', 'MODIFIED', 'DELETED') AND NOT r.inferred AS is_live,
+       min(r.received_at) OVER (PARTITION BY r.uid) AS first_seen_at,
+       first_value(r.type = 'ADDED' AND NOT r.inferred
+                   AND r.received_at <= coalesce(r.created_at, r.received_at) + INTERVAL 5 SECOND)
+           OVER w AS seen_from_start
 FROM raw_events r
 WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
 WINDOW w AS (PARTITION BY r.uid ORDER BY r.rv NULLS LAST, r.event_id);
@@ -36,21 +44,28 @@ WITH cs AS (
            count(*) FILTER (WHERE state = 'running') AS containers_running,
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
            min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
-           list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes
+           min(last_started_at) AS containers_last_started_at,
+           sum(restart_count)::INTEGER AS restarts,
+           list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
+           list(reason ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_reasons
     FROM containers WHERE NOT init GROUP BY event_id),
 cond AS (
     SELECT event_id,
            any_value(status) FILTER (WHERE type = 'Ready') AS ready_status,
            any_value(last_transition) FILTER (WHERE type = 'Ready') AS ready_transition,
            any_value(last_transition) FILTER (WHERE type = 'PodScheduled' AND status = 'True')
-               AS scheduled_transition
+               AS scheduled_transition,
+           any_value(reason) FILTER (WHERE type = 'DisruptionTarget' AND status = 'True')
+               AS disruption_reason
     FROM conditions WHERE kind = 'Pod' GROUP BY event_id)
 SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prestop,
-       p.claim_names, cond.ready_status, cond.ready_transition, cond.scheduled_transition,
+       p.claim_names, p.creator, cond.ready_status, cond.ready_transition,
+       cond.scheduled_transition, cond.disruption_reason,
        coalesce(cs.containers, 0) AS containers,
        coalesce(cs.containers_running, 0) AS containers_running,
        coalesce(cs.containers_terminated, 0) AS containers_terminated,
-       cs.containers_started_at, cs.containers_finished_at, cs.exit_codes
+       cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
+       coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons
 FROM object_versions v JOIN pods p USING (event_id)
 LEFT JOIN cs USING (event_id) LEFT JOIN cond USING (event_id)
 WHERE v.kind = 'Pod';

@@ -1,8 +1,11 @@
 -- pod_lifecycle: one row per pod uid — every step's time and the durations between them.
 -- Startup phases follow clusterloader2's pod startup latency: create (creationTimestamp) →
 -- schedule (PodScheduled transition) → run (container start, kubelet clock) → watch (the
--- moment the watch saw it running). Deletion phases use observed times: request →
--- endpoint not ready → kill → containers stopped → deleted. Durations are seconds (DOUBLE).
+-- moment the watch saw it running); run_at is the first container start known (a restarted
+-- container's previous run counts). Deletion phases use observed times: request → endpoint
+-- not ready → kill → containers stopped → deleted. derived_steps lists the steps that
+-- happened before the pod was first seen (their times come from the object). Durations
+-- are seconds (DOUBLE).
 
 CREATE OR REPLACE VIEW pod_lifecycle AS
 WITH steps AS (
@@ -25,8 +28,26 @@ WITH steps AS (
            any_value(time) FILTER (WHERE step = 'terminal') AS terminal_at,
            any_value(time) FILTER (WHERE step = 'endpoint_removed') AS endpoint_removed_at,
            any_value(time) FILTER (WHERE step = 'deleted') AS deleted_at,
+           any_value(time) FILTER (WHERE step = 'pulling') AS pulling_at,
+           any_value(time) FILTER (WHERE step = 'pulled') AS pulled_at,
+           any_value(pulled_seconds(detail)) FILTER (WHERE step = 'pulled') AS pulled_in_s,
+           any_value(time) FILTER (WHERE step = 'first_seen') AS first_seen_at,
+           list(step ORDER BY step) FILTER (WHERE derived) AS derived_steps,
+           count(*) FILTER (WHERE step = 'restarted') AS restart_steps,
            count(*) AS steps
     FROM pod_transitions GROUP BY uid),
+-- how the containers stopped, against the deletion deadline (deletionTimestamp)
+stops AS (
+    SELECT uid, arg_min(deletion_at, version_no) FILTER (WHERE deletion_at IS NOT NULL)
+               AS deadline_at,
+           arg_min(exit_codes, version_no) FILTER (WHERE containers > 0
+                                                   AND containers_terminated = containers)
+               AS exit_codes,
+           arg_min(containers_finished_at, version_no)
+               FILTER (WHERE containers > 0 AND containers_terminated = containers)
+               AS finished_at,
+           max(restarts) AS restarts
+    FROM pod_versions GROUP BY uid),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
     FROM owner_refs o JOIN raw_events r USING (event_id)
@@ -49,5 +70,16 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
        epoch(s.containers_stopped_at - s.deletion_requested_at) AS request_to_stopped_s,
        epoch(s.containers_stopped_at - s.kill_at) AS kill_to_stopped_s,
        epoch(s.deleted_at - s.containers_stopped_at) AS stopped_to_deleted_s,
-       epoch(s.deleted_at - s.deletion_requested_at) AS request_to_deleted_s
-FROM steps s LEFT JOIN owners o USING (uid);
+       epoch(s.deleted_at - s.deletion_requested_at) AS request_to_deleted_s,
+       s.pulling_at, s.pulled_at,
+       coalesce(s.pulled_in_s, epoch(s.pulled_at - s.pulling_at)) AS pull_s,
+       s.first_seen_at, coalesce(s.derived_steps, []) AS derived_steps,
+       coalesce(t.restarts, 0) AS restarts, t.deadline_at, t.exit_codes,
+       CASE WHEN t.exit_codes IS NULL THEN NULL
+            WHEN list_contains(t.exit_codes, 137) AND t.finished_at >= t.deadline_at - INTERVAL 1 SECOND
+                THEN 'did not exit on SIGTERM; killed at the deadline'
+            WHEN list_contains(t.exit_codes, 137) THEN 'killed (SIGKILL, exit 137) before the deadline'
+            WHEN list_distinct(t.exit_codes) = [143] THEN 'exited on SIGTERM'
+            WHEN list_distinct(t.exit_codes) = [0] THEN 'exited cleanly'
+            ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
+FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid);

@@ -4,15 +4,20 @@
 -- Documented in docs/projections.md.
 
 CREATE TABLE IF NOT EXISTS gap_thresholds (
-    name VARCHAR PRIMARY KEY, seconds DOUBLE, meaning VARCHAR);
+    name VARCHAR PRIMARY KEY, seconds DOUBLE, meaning VARCHAR, from_step VARCHAR,
+    to_step VARCHAR);
 INSERT OR IGNORE INTO gap_thresholds VALUES
-    ('create_to_schedule_s', 5, 'pod waited for the scheduler'),
-    ('schedule_to_run_s', 30, 'kubelet took long to start the containers (image pulls, volumes)'),
-    ('run_to_watch_s', 5, 'status reached the API server late'),
-    ('ready_to_endpoints_s', 5, 'endpointslice controller added the ready pod late'),
-    ('request_to_endpoint_not_ready_s', 5, 'endpoint kept receiving traffic after deletion'),
-    ('stopped_to_deleted_s', 10, 'pod object lingered after its containers stopped'),
-    ('request_to_deleted_s', 60, 'deletion took long overall');
+    ('create_to_schedule_s', 5, 'pod waited for the scheduler', 'created', 'scheduled'),
+    ('schedule_to_run_s', 30, 'kubelet took long to start the containers (image pulls, volumes)',
+     'scheduled', 'running'),
+    ('run_to_watch_s', 5, 'status reached the API server late', 'running', 'running'),
+    ('ready_to_endpoints_s', 5, 'endpointslice controller added the ready pod late', 'ready',
+     'in_endpoints'),
+    ('request_to_endpoint_not_ready_s', 5, 'endpoint kept receiving traffic after deletion',
+     'deletion_requested', 'endpoint_not_ready'),
+    ('stopped_to_deleted_s', 10, 'pod object lingered after its containers stopped',
+     'containers_stopped', 'deleted'),
+    ('request_to_deleted_s', 60, 'deletion took long overall', 'deletion_requested', 'deleted');
 
 -- The thresholds, some overridden for one query (override_names[i] → override_seconds[i]):
 -- analyses open the database read-only, so an override never writes.
@@ -20,31 +25,8 @@ CREATE OR REPLACE MACRO thresholds_with(override_names, override_seconds) AS TAB
 SELECT t.name,
        coalesce(list_extract(override_seconds, list_position(override_names, t.name))::DOUBLE,
                 t.seconds) AS seconds,
-       t.meaning
+       t.meaning, t.from_step, t.to_step
 FROM gap_thresholds t;
-
-CREATE OR REPLACE MACRO slow_steps_with(override_names, override_seconds) AS TABLE
-WITH durations AS (
-    UNPIVOT (SELECT uid, namespace, pod, create_to_schedule_s, schedule_to_run_s,
-                    run_to_watch_s, ready_to_endpoints_s, request_to_endpoint_not_ready_s,
-                    stopped_to_deleted_s, request_to_deleted_s,
-                    created_at, scheduled_at, run_at, ready_at, deletion_requested_at,
-                    containers_stopped_at
-             FROM pod_lifecycle)
-    ON create_to_schedule_s, schedule_to_run_s, run_to_watch_s, ready_to_endpoints_s,
-       request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
-    INTO NAME step VALUE seconds)
-SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
-       CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
-                   WHEN 'schedule_to_run_s' THEN d.scheduled_at
-                   WHEN 'run_to_watch_s' THEN d.run_at
-                   WHEN 'ready_to_endpoints_s' THEN d.ready_at
-                   WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
-                   ELSE d.deletion_requested_at END AS start_at
-FROM durations d JOIN thresholds_with(override_names, override_seconds) t ON t.name = d.step
-WHERE d.seconds > t.seconds;
-
-CREATE OR REPLACE VIEW slow_steps AS SELECT * FROM slow_steps_with([]::VARCHAR[], []::DOUBLE[]);
 
 CREATE OR REPLACE VIEW unseen_stretches AS
 WITH sessions AS (
@@ -83,6 +65,46 @@ SELECT 'sequence_hole', session, topic, prev_at, received_at,
        event_id
 FROM sequenced WHERE seq - prev_seq > 1;
 
+-- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
+-- step from before the pod's first sighting (derived) makes no verdict, and a duration
+-- that overlaps an unseen stretch of the pods topic (or of the whole recording) is
+-- `unknown` — the delay may be the recording's, not the cluster's.
+CREATE OR REPLACE MACRO slow_steps_with(override_names, override_seconds) AS TABLE
+WITH durations AS (
+    UNPIVOT (SELECT uid, namespace, pod, derived_steps, create_to_schedule_s, schedule_to_run_s,
+                    run_to_watch_s, ready_to_endpoints_s, request_to_endpoint_not_ready_s,
+                    stopped_to_deleted_s, request_to_deleted_s,
+                    created_at, scheduled_at, run_at, ready_at, deletion_requested_at,
+                    containers_stopped_at
+             FROM pod_lifecycle)
+    ON create_to_schedule_s, schedule_to_run_s, run_to_watch_s, ready_to_endpoints_s,
+       request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
+    INTO NAME step VALUE seconds),
+judged AS (
+    SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
+           CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
+                       WHEN 'schedule_to_run_s' THEN d.scheduled_at
+                       WHEN 'run_to_watch_s' THEN d.run_at
+                       WHEN 'ready_to_endpoints_s' THEN d.ready_at
+                       WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
+                       ELSE d.deletion_requested_at END AS start_at
+    FROM durations d JOIN thresholds_with(override_names, override_seconds) t ON t.name = d.step
+    WHERE d.seconds > t.seconds
+      AND NOT list_contains(d.derived_steps, t.from_step)
+      AND NOT list_contains(d.derived_steps, t.to_step)),
+pods_topics AS (SELECT DISTINCT uid, topic FROM raw_events WHERE kind = 'Pod')
+SELECT j.*, g.detail AS unseen, g.evidence_event_id AS unseen_event_id
+FROM judged j
+LEFT JOIN (SELECT j2.uid, j2.step, arg_min(u.detail, u.start_at) AS detail,
+                  arg_min(u.evidence_event_id, u.start_at) AS evidence_event_id
+           FROM judged j2 JOIN unseen_stretches u
+             ON u.start_at < j2.start_at + to_microseconds((j2.seconds * 1e6)::BIGINT)
+            AND u.end_at > j2.start_at
+            AND (u.topic IS NULL OR u.topic IN (SELECT topic FROM pods_topics p
+                                                WHERE p.uid = j2.uid))
+           GROUP BY j2.uid, j2.step) g USING (uid, step);
+CREATE OR REPLACE VIEW slow_steps AS SELECT * FROM slow_steps_with([]::VARCHAR[], []::DOUBLE[]);
+
 CREATE OR REPLACE MACRO gaps_with(override_names, override_seconds) AS TABLE
 SELECT 'unseen' AS category, type, session, topic, NULL::VARCHAR AS namespace,
        NULL::VARCHAR AS name, NULL::VARCHAR AS uid, start_at, end_at,
@@ -90,8 +112,12 @@ SELECT 'unseen' AS category, type, session, topic, NULL::VARCHAR AS namespace,
        evidence_event_id
 FROM unseen_stretches
 UNION ALL
-SELECT 'slow', regexp_replace(step, '_s$', ''), NULL, NULL, namespace, pod, uid, start_at,
-       start_at + to_microseconds((seconds * 1e6)::BIGINT), seconds, threshold_s, meaning, NULL
+SELECT CASE WHEN unseen IS NULL THEN 'slow' ELSE 'unknown' END,
+       regexp_replace(step, '_s$', ''), NULL, NULL, namespace, pod, uid, start_at,
+       start_at + to_microseconds((seconds * 1e6)::BIGINT), seconds, threshold_s,
+       CASE WHEN unseen IS NULL THEN meaning
+            ELSE 'unknown (recording gap): the recording did not see ' || unseen END,
+       unseen_event_id
 FROM slow_steps_with(override_names, override_seconds);
 
 CREATE OR REPLACE VIEW gaps AS SELECT * FROM gaps_with([]::VARCHAR[], []::DOUBLE[]);
