@@ -9,6 +9,8 @@ beside a follower that releases the file between catch-ups.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import time
 from importlib import resources
@@ -19,6 +21,7 @@ from replayer import typed
 from schemas.errors import KtraceError
 
 APPLICATION = "ktrace"
+SQL_DIGEST_KEY = "sql_digest"
 #: 2: typed tables derived in SQL from the object JSON (sql/typed/).
 SCHEMA_VERSION = 2
 #: How long an analysis waits for a loader (``replay --follow``) to release the file, and a
@@ -49,7 +52,8 @@ def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
             con.close()
             _remove(path)
             con = _connect(path)
-        apply_sql(con)
+        if version is None or rebuild or meta(con, SQL_DIGEST_KEY) != sql_digest():
+            apply_sql(con)
     except BaseException:
         con.close()
         raise
@@ -75,6 +79,16 @@ def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.Duck
     return con
 
 
+@functools.cache
+def sql_digest() -> str:
+    """What the packaged SQL says, as a digest: a database whose projections were made by
+    the same SQL needs no re-apply (binding every view takes seconds)."""
+    digest = hashlib.sha256()
+    for name, text in sql_files() + [(m.table, m.select) for m in typed.models()]:
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return digest.hexdigest()
+
+
 def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
     """Run the sql/ files in order, the typed tables created after the shape they read;
     the database is marked as ktrace's right after the bookkeeping tables exist, so a
@@ -89,6 +103,7 @@ def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
         if name.startswith("00_"):
             con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES ('application', ?), "
                         "('schema_version', ?)", [APPLICATION, str(SCHEMA_VERSION)])
+    set_meta(con, SQL_DIGEST_KEY, sql_digest())
 
 
 def meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

@@ -54,15 +54,24 @@ def read_capture(path: str, *, cluster: str) -> Iterator[Delivery]:
     session = IMPORT_TOPIC_PREFIX + os.path.basename(path)
     clock = DerivedClock()
     seqs: Counter = Counter()
+    events: list[tuple[int, str, Obj] | Delivery] = []
     for index, item in enumerate(split_json_items(_read_text(path))):
         try:
             event_type, obj = _watch_event(item, clock)
         except BadCaptureItem as exc:
-            yield Delivery(topic, 0, index, None, exc)
+            events.append(Delivery(topic, 0, index, None, exc))
             continue
+        clock.observe(obj)
+        events.append((index, event_type, obj))
+    fallback = clock.fallback(os.path.getmtime(path))
+    for event in events:
+        if isinstance(event, Delivery):
+            yield event
+            continue
+        index, event_type, obj = event
         kind = obj.get("kind") or ""
         resource = RESOURCES.get(kind, kind.lower() + "s")
-        received, source = clock.time_of(obj)
+        received, source = clock.time_of(obj, fallback)
         record = object_record(
             cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
             resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,
@@ -130,23 +139,47 @@ def _status_message(obj: Any) -> str:
 
 class DerivedClock:
     """Times for events without receive times: the newest timestamp in the object, never
-    earlier than the object's previous event (one object's events are in order)."""
+    earlier than the object's previous event (one object's events are in order). An object
+    that carries no timestamp at all (a pasted stub) takes the newest time seen so far in
+    the capture, or the capture's first time, or — in a capture without any — the file's
+    modification time, each marked as such: never a made-up epoch."""
 
     def __init__(self) -> None:
         self._last: dict[str, int] = {}
+        self._seen_uids: set[str | None] = set()
+        self._first: int | None = None
+        self._latest: int | None = None
 
     def seen(self, uid: str | None) -> bool:
-        return uid in self._last
+        return uid in self._seen_uids
 
-    def time_of(self, obj: Obj) -> tuple[int, str]:
+    def observe(self, obj: Obj) -> None:
+        """First pass: remember the uid and the capture's earliest time."""
+        self._seen_uids.add((obj.get("metadata") or {}).get("uid"))
+        stamp, _ = newest_timestamp(obj)
+        if stamp is not None and (self._first is None or stamp < self._first):
+            self._first = stamp
+
+    def fallback(self, mtime_s: float) -> tuple[int, str]:
+        if self._first is not None:
+            return self._first, "derived:capture-start"
+        return int(mtime_s * 1_000_000), "derived:file-mtime"
+
+    def time_of(self, obj: Obj, fallback: tuple[int, str]) -> tuple[int, str]:
         stamp, field = newest_timestamp(obj)
         uid = (obj.get("metadata") or {}).get("uid") or ""
         previous = self._last.get(uid)
         if previous is not None and (stamp is None or stamp < previous):
             stamp, field = previous, "previous"
-        stamp = 0 if stamp is None else stamp
+        if stamp is None and self._latest is not None:
+            stamp, field = self._latest, "capture-order"
+        if stamp is None:
+            stamp, source = fallback
+        else:
+            source = f"derived:{field}"
         self._last[uid] = stamp
-        return stamp, f"derived:{field or 'none'}"
+        self._latest = stamp if self._latest is None else max(self._latest, stamp)
+        return stamp, source
 
 
 def newest_timestamp(obj: Obj) -> tuple[int | None, str | None]:
@@ -182,9 +215,10 @@ def _timestamps(obj: Obj) -> Iterator[tuple[str, int | None]]:
         yield "conditions", parse_time(cond.get("lastTransitionTime"))
     yield "startTime", parse_time(status.get("startTime") if isinstance(status, dict) else None)
     for cs in _container_statuses(status):
-        for state in (cs.get("state") or {}).values():
-            yield "containerStatuses", parse_time((state or {}).get("startedAt"))
-            yield "containerStatuses", parse_time((state or {}).get("finishedAt"))
+        for key in ("state", "lastState"):
+            for state in (cs.get(key) or {}).values():
+                yield "containerStatuses", parse_time((state or {}).get("startedAt"))
+                yield "containerStatuses", parse_time((state or {}).get("finishedAt"))
     if obj.get("kind") == "Event":
         for key in ("eventTime", "firstTimestamp", "lastTimestamp", "deprecatedLastTimestamp"):
             yield "eventTime", parse_time(obj.get(key))

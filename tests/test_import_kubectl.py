@@ -103,4 +103,4 @@ def test_components_agree_with_the_recorders_attribution(imported, recorded):
     # gap/missed was deleted while the recorder was down (inferred: unknown); for hold/held the
     # recorder credited kwok's status writes to the pod's creator, kubectl
     assert differ == {"gap/missed deleted", "hold/held containers_stopped", "hold/held terminal"}
-    assert len(attributed) == 137
+    assert len(attributed) == 139  # with the NodeNotReady warnings on victim and orphan

@@ -14,8 +14,8 @@ SELECT r.* EXCLUDE (object),
        lead(r.received_at) OVER w AS next_received_at,
        r.type IN ('ADDED', 'MODIFIED', 'DELETED') AND NOT r.inferred AS is_live,
        min(r.received_at) OVER (PARTITION BY r.uid) AS first_seen_at,
-       first_value(r.type = 'ADDED' AND NOT r.inferred
-                   AND r.received_at <= coalesce(r.created_at, r.received_at) + INTERVAL 5 SECOND)
+       first_value(coalesce(r.type = 'ADDED' AND NOT r.inferred
+                            AND r.received_at <= r.created_at + INTERVAL 5 SECOND, false))
            OVER w AS seen_from_start
 FROM raw_events r
 WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
@@ -45,6 +45,14 @@ WITH cs AS (
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
            min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
            min(last_started_at) AS containers_last_started_at,
+           -- containers that ran at all: a runtime that could not start one (exit 127/128,
+           -- ContainerCannotRun, StartError) still reports a start time
+           count(*) FILTER (WHERE state = 'running'
+                            OR (coalesce(reason, last_reason) IS NOT NULL
+                                AND coalesce(reason, last_reason) NOT IN ('ContainerCannotRun',
+                                    'StartError', 'RunContainerError', 'CreateContainerError')
+                                AND coalesce(exit_code, last_exit_code) NOT IN (127, 128)))
+               AS containers_ran,
            sum(restart_count)::INTEGER AS restarts,
            list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
            list(reason ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_reasons
@@ -65,6 +73,7 @@ SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prest
        coalesce(cs.containers_running, 0) AS containers_running,
        coalesce(cs.containers_terminated, 0) AS containers_terminated,
        cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
+       coalesce(cs.containers_ran, 0) AS containers_ran,
        coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons
 FROM object_versions v JOIN pods p USING (event_id)
 LEFT JOIN cs USING (event_id) LEFT JOIN cond USING (event_id)

@@ -28,7 +28,7 @@ owners AS (
     WHERE r.kind = 'Pod' AND o.controller GROUP BY o.uid),
 pod_events AS (
     SELECT e.regarding_uid AS uid, e.reason, e.message, e.component, e.first_time, r.event_id,
-           r.rv, r.type, r.received_at
+           r.rv, r.type, r.received_at, e.type AS event_type, e.count
     FROM k8s_events e JOIN raw_events r USING (event_id)
     WHERE e.regarding_uid IS NOT NULL AND e.regarding_kind = 'Pod'),
 -- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME"
@@ -42,15 +42,21 @@ owner_events AS (
       AND e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)),
 firsts AS (
     SELECT uid, bool_or(seen_from_start) AS seen_from_start, min(version_no) AS first_version,
-           arg_min({'ev': ev, 'server_at': created_at, 'component': component,
-                    'creator': creator, 'is_first': true}, version_no) AS created,
+           -- a capture without creationTimestamp: the pod existed at its startTime
+           arg_min({'ev': ev, 'server_at': coalesce(created_at, start_time),
+                    'component': component, 'creator': creator,
+                    'detail': CASE WHEN created_at IS NULL AND start_time IS NOT NULL
+                                   THEN 'at or before (startTime; no creationTimestamp)' END},
+                   version_no) AS created,
            arg_min({'ev': ev, 'server_at': scheduled_transition, 'detail': node_name}, version_no)
                FILTER (WHERE node_name IS NOT NULL) AS scheduled,
            arg_min({'ev': ev, 'version_no': version_no,
                     'server_at': least(containers_started_at, containers_last_started_at,
                                        start_time),
                     'component': coalesce(component, 'kubelet')}, version_no)
-               FILTER (WHERE containers_running > 0 OR phase = 'Running') AS running,
+               FILTER (WHERE containers_running > 0 OR containers_ran > 0
+                       OR (phase = 'Running' AND containers = 0))
+               AS running,
            arg_min({'ev': ev, 'version_no': version_no, 'server_at': ready_transition,
                     'component': coalesce(component, 'kubelet')}, version_no)
                FILTER (WHERE ready_status = 'True') AS ready,
@@ -114,7 +120,7 @@ version_steps AS (
                                             CASE WHEN o.owner_kind = 'Node' THEN 'kubelet'
                                                  WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END,
                                             f.created.creator) END,
-            'detail': NULL::VARCHAR}},
+            'detail': f.created.detail}},
         {'step': 'scheduled', 'rank': 2, 'v': {'ev': f.scheduled.ev,
             'server_at': f.scheduled.server_at, 'component': 'kube-scheduler',
             'detail': f.scheduled.detail}},
@@ -181,6 +187,21 @@ event_steps AS (
     JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 2),
                  ('Pulled', 'pulled', 3)) AS s(reason, step, rank) ON s.reason = e.reason
     GROUP BY e.uid, s.step, s.rank),
+-- Warning Events about the pod (FailedScheduling, Failed, BackOff, Unhealthy, FailedMount…):
+-- the first of each reason, with how often it was reported
+warnings AS (
+    SELECT e.uid, 'warning' AS step, 5 AS rank,
+           arg_min({'event_id': e.event_id, 'rv': e.rv, 'type': e.type,
+                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED')},
+                   row(e.received_at, e.rv)) AS ev,
+           min(e.first_time) AS server_at, arg_min(coalesce(e.component, 'kubelet'),
+                                                   row(e.received_at, e.rv)) AS component,
+           e.reason || ': ' || arg_min(e.message, row(e.received_at, e.rv))
+               || CASE WHEN max(e.count) > 1 THEN ' (×' || max(e.count) || ')' ELSE '' END
+               AS detail,
+           false AS derived
+    FROM pod_events e WHERE e.event_type = 'Warning'
+    GROUP BY e.uid, e.reason),
 -- a name reused by a new uid: the old pod was gone by then, its DELETED not seen
 reused AS (
     SELECT o.uid, 'deleted' AS step, 12 AS rank, n.created.ev AS ev,
@@ -223,6 +244,7 @@ endpoint_steps AS (
 everything AS (
     SELECT * FROM version_steps UNION ALL SELECT * FROM first_seen
     UNION ALL SELECT * FROM restarts UNION ALL SELECT * FROM event_steps
+    UNION ALL SELECT * FROM warnings
     UNION ALL SELECT * FROM reused UNION ALL SELECT * FROM endpoint_steps)
 SELECT uid, step, rank, ev.event_id, ev.rv, ev.type, ev.received_at, ev.is_live, server_at,
        component, detail, derived

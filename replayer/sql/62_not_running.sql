@@ -1,6 +1,8 @@
--- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready for
--- longer than threshold_s — `pending` (not scheduled or containers not started) or
--- `not_ready` (running but not Ready) — each with ranked causes from cause_scores, each
+-- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready —
+-- `pending` (not scheduled or containers not started), `not_ready` (running but not
+-- Ready) or `unknown` (no status recorded: reported only on evidence of a failure) — for
+-- longer than threshold_s, or at once when the evidence shows a failure (a cause scored 50 or more: an image that cannot be pulled
+-- does not need a minute to be conclusive). Each has ranked causes from cause_scores, each
 -- with its evidence records. Pods being deleted are stuck_at's; finished pods (Succeeded,
 -- Failed) are not stuck. Documented in docs/projections.md.
 
@@ -8,22 +10,27 @@ CREATE OR REPLACE MACRO not_running_at(ts, threshold_s := 60) AS TABLE
 WITH pod AS (
     SELECT l.uid, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
            p.phase, p.node_name, p.claim_names,
-           (SELECT any_value(c.status) FROM conditions c
-            WHERE c.event_id = l.event_id AND c.type = 'Ready') AS ready_status,
+           -- a capture without conditions: Ready when every container says ready
+           coalesce((SELECT any_value(c.status) FROM conditions c
+                     WHERE c.event_id = l.event_id AND c.type = 'Ready'),
+                    (SELECT CASE WHEN bool_and(k.ready) THEN 'True' END FROM containers k
+                     WHERE k.event_id = l.event_id AND NOT k.init)) AS ready_status,
            (SELECT any_value(c.last_transition) FROM conditions c
             WHERE c.event_id = l.event_id AND c.type = 'Ready') AS ready_transition,
            (SELECT any_value(c) FROM conditions c
-            WHERE c.event_id = l.event_id AND c.type = 'PodScheduled') AS scheduled
+            WHERE c.event_id = l.event_id AND c.type = 'PodScheduled') AS scheduled,
+           (SELECT count(*) FROM conditions c WHERE c.event_id = l.event_id) AS conditions
     FROM state_at(ts) l JOIN pods p USING (event_id)
     WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
       AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
 stuck AS (
     SELECT *, coalesce(ready_transition, created_at, received_at) AS since,
-           CASE WHEN node_name IS NULL OR coalesce(phase, 'Pending') = 'Pending'
-                THEN 'pending' ELSE 'not_ready' END AS problem
+           CASE WHEN phase = 'Running' AND ready_status = 'False' THEN 'not_ready'
+                WHEN phase = 'Running' THEN 'unknown'
+                WHEN phase = 'Pending' OR node_name IS NOT NULL OR conditions > 0 THEN 'pending'
+                ELSE 'unknown' END AS problem
     FROM pod
-    WHERE ready_status IS DISTINCT FROM 'True'
-      AND epoch(ts - coalesce(ready_transition, created_at, received_at)) > threshold_s),
+    WHERE ready_status IS DISTINCT FROM 'True'),
 events AS (
     SELECT s.uid, e.reason, e.message, e.type, e.event_id,
            coalesce(e.last_time, r.received_at) AS event_at
@@ -73,8 +80,18 @@ c_containers AS (
                || coalesce('; ' || any_value(e.message), '') AS detail,
            [any_value(s.event_id)] || coalesce(flatten(list(e.ids)), []) AS evidence
     FROM c_waiting w JOIN stuck s USING (uid)
-    LEFT JOIN last_event e ON e.uid = w.uid AND e.reason IN ('Failed', 'BackOff')
+    LEFT JOIN last_event e ON e.uid = w.uid AND kubelet_failure(e.reason, e.message) = w.cause
     WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause),
+-- the kubelet's Failed/BackOff Events name a cause the recorded status may not show
+c_kubelet_events AS (
+    SELECT e.uid, kubelet_failure(e.reason, e.message) AS cause,
+           string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
+           flatten(list(e.ids ORDER BY e.reason)) AS evidence
+    FROM last_event e
+    WHERE kubelet_failure(e.reason, e.message) IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
+                      AND w.cause = kubelet_failure(e.reason, e.message))
+    GROUP BY e.uid, 2),
 c_init AS (
     SELECT b.uid, 'init_container' AS cause,
            string_agg('init container ' || b.name || ': ' || concat_ws(', ',
@@ -97,8 +114,7 @@ c_events AS (
            string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
            flatten(list(e.ids ORDER BY e.reason)) AS evidence
     FROM last_event e JOIN stuck s USING (uid)
-    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
-       OR (e.reason = 'Unhealthy' AND s.problem = 'not_ready')
+    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy')
     GROUP BY e.uid, 2),
 c_readiness_silent AS (
     SELECT s.uid, 'readiness' AS cause,
@@ -123,7 +139,7 @@ c_gap AS (
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers
-    UNION ALL SELECT * FROM c_init UNION ALL SELECT * FROM c_events
+    UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init UNION ALL SELECT * FROM c_events
     UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
     UNION ALL SELECT * FROM c_gap),
 found AS (
@@ -144,4 +160,6 @@ SELECT 'Pod' AS kind, s.namespace, s.name, s.uid, s.problem, s.since,
             ORDER BY r.score DESC, r.cause) AS causes,
        s.event_id AS evidence_event_id
 FROM stuck s JOIN ranked r USING (uid)
-GROUP BY ALL;
+GROUP BY ALL
+-- a pod whose status was not recorded is reported only on evidence of a failure
+HAVING (epoch(ts - s.since) > threshold_s AND s.problem <> 'unknown') OR max(r.score) >= 50;
