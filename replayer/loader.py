@@ -194,6 +194,9 @@ class Loader:
 
     def _duplicate(self, d: Delivery, detail: str) -> None:
         self.stats.duplicates += 1
+        r = d.record or {}
+        if r.get("session") is not None and r.get("seq") is not None:
+            self.duplicate_seqs.append((r["session"], d.topic, r["seq"]))
         self._problem(d, "duplicate", detail, counted=False)
 
     def _problem(self, d: Delivery, problem: str, detail: str, *, counted: bool = True) -> None:
@@ -235,6 +238,9 @@ class Loader:
         if self.problem_rows:
             self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
                                  self.problem_rows)
+        if self.duplicate_seqs:
+            self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
+                                 self.duplicate_seqs)
         s = self.stats
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
@@ -246,6 +252,7 @@ class Loader:
         self.batch = EnvelopeBatch()
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
+        self.duplicate_seqs: list[tuple[str, str, int]] = []
         self.unknown_kinds: Counter = Counter()
 
 

@@ -17,3 +17,7 @@ CREATE TABLE IF NOT EXISTS loads (
 CREATE TABLE IF NOT EXISTS load_problems (
     load_id INTEGER, topic VARCHAR, "partition" INTEGER, "offset" BIGINT,
     problem VARCHAR, detail VARCHAR);
+
+-- The (session, topic, seq) of records skipped as duplicates (a restarted recorder re-sends
+-- what it had not checkpointed): their sequence numbers were delivered, not lost.
+CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, seq BIGINT);

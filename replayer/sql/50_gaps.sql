@@ -40,8 +40,10 @@ session_order AS (
     FROM sessions),
 sequenced AS (
     SELECT session, topic, seq, received_at, event_id,
-           lag(seq) OVER w AS prev_seq, lag(received_at) OVER w AS prev_at
-    FROM raw_events
+           lag(seq) OVER w AS prev_seq, lag(received_at IGNORE NULLS) OVER w AS prev_at
+    FROM (SELECT session, topic, seq, received_at, event_id FROM raw_events
+          UNION ALL  -- re-sent records skipped as duplicates were delivered, not lost
+          SELECT session, topic, seq, NULL, NULL FROM duplicate_sequence)
     WHERE NOT starts_with(session, 'import:')
       AND NOT EXISTS (SELECT 1 FROM ktrace_meta
                       WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')
@@ -63,7 +65,7 @@ UNION ALL
 SELECT 'sequence_hole', session, topic, prev_at, received_at,
        (seq - prev_seq - 1) || ' records missing (seq ' || (prev_seq + 1) || '..' || (seq - 1) || ')',
        event_id
-FROM sequenced WHERE seq - prev_seq > 1;
+FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL;
 
 -- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
 -- step from before the pod's first sighting (derived) makes no verdict, and a duration

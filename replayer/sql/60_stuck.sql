@@ -32,21 +32,42 @@ fin_first AS (
     WHERE v.uid IN (SELECT uid FROM stuck) AND v.received_at <= ts GROUP BY ALL),
 fin_who AS (
     SELECT s.uid, f.fin, f.event_id,
-           coalesce((SELECT string_agg(DISTINCT o.manager, ',' ORDER BY o.manager)
-                     FROM finalizer_owners o
-                     WHERE o.event_id = f.event_id AND o.finalizer = f.fin),
-                    r.component, 'unknown') AS added_by
+           -- the protection finalizers are added by kube-apiserver's admission plugins
+           CASE WHEN f.fin IN ('kubernetes.io/pvc-protection', 'kubernetes.io/pv-protection')
+                THEN 'kube-apiserver admission'
+                ELSE coalesce((SELECT string_agg(DISTINCT o.manager, ',' ORDER BY o.manager)
+                               FROM finalizer_owners o
+                               WHERE o.event_id = f.event_id AND o.finalizer = f.fin),
+                              r.component, 'unknown') END AS added_by
     FROM stuck s, unnest(s.finalizers) AS t(fin)
     JOIN fin_first f ON f.uid = s.uid AND f.fin = t.fin
     JOIN raw_events r ON r.event_id = f.event_id
     WHERE t.fin <> 'foregroundDeletion'),
+-- what a protection finalizer waits for: the live pods that use a claim, the claim bound
+-- to a volume
+protected_by AS (
+    SELECT s.uid, string_agg(p.kind || '/' || p.name, ', ' ORDER BY p.name) AS users,
+           list(p.event_id ORDER BY p.name) AS ids
+    FROM stuck s JOIN live p ON p.kind = 'Pod' AND p.namespace = s.namespace
+    JOIN pods pp ON pp.event_id = p.event_id AND list_contains(pp.claim_names, s.name)
+    WHERE s.kind = 'PersistentVolumeClaim' GROUP BY s.uid
+    UNION ALL
+    SELECT s.uid, string_agg('PersistentVolumeClaim/' || c.namespace || '/' || c.name, ', '),
+           list(c.event_id)
+    FROM stuck s JOIN volumes v ON v.event_id = s.event_id
+    JOIN live c ON c.kind = 'PersistentVolumeClaim' AND c.namespace = v.claim_namespace
+               AND c.name = v.claim_name
+    WHERE s.kind = 'PersistentVolume' GROUP BY s.uid),
 c_finalizers AS (
     SELECT s.uid, 'finalizers' AS cause,
            CASE WHEN s.kind = 'Pod' AND r.uid IS NOT NULL THEN 50 ELSE 80 END AS score,
            'waiting for finalizers ' || string_agg(w.fin || ' (added by ' || w.added_by || ')',
-                                                   ', ' ORDER BY w.fin) AS detail,
-           list(w.event_id ORDER BY w.fin) || [s.event_id] AS evidence
+                                                   ', ' ORDER BY w.fin)
+               || coalesce('; still used by ' || any_value(u.users), '') AS detail,
+           list(w.event_id ORDER BY w.fin) || [s.event_id] || coalesce(any_value(u.ids), [])
+               AS evidence
     FROM stuck s JOIN fin_who w USING (uid) LEFT JOIN running r USING (uid)
+    LEFT JOIN protected_by u USING (uid)
     GROUP BY s.uid, s.kind, r.uid, s.event_id),
 -- the pod's node: deleted, not Ready, or its Lease not renewed.
 node AS (SELECT * FROM node_health_at(ts)),
@@ -128,17 +149,32 @@ c_foreground AS (
            list(event_id ORDER BY depth) AS evidence
     FROM walk GROUP BY root),
 -- a namespace: its deletion conditions, and what still lives in it.
+-- what the namespace controller says remains ("configmaps. has 1 resource instances"), and
+-- which of those kinds ktrace did not record (so it cannot show them)
+recorded_resources AS (SELECT DISTINCT resource FROM raw_events),
+ns_remaining AS (
+    SELECT s.uid, list_distinct(flatten(list(regexp_extract_all(c.message,
+               '([a-z0-9.-]+?)\. has \d+ resource instances', 1)))) AS resources
+    FROM stuck s JOIN conditions c ON c.event_id = s.event_id
+         AND c.type = 'NamespaceContentRemaining' AND c.status = 'True'
+    WHERE s.kind = 'Namespace' GROUP BY s.uid),
 c_namespace AS (
     SELECT s.uid, 'namespace_content' AS cause, 85 AS score,
            concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
-                     (SELECT count(*) || ' objects remain' FROM live o
+                     (SELECT count(*) || ' recorded objects remain' FROM live o
                       WHERE o.namespace = s.name AND o.kind <> 'Event'
+                      HAVING count(*) > 0),
+                     (SELECT 'not recorded by ktrace: '
+                             || string_agg(x, ', ' ORDER BY x)
+                      FROM (SELECT unnest(any_value(n.resources)) AS x)
+                      WHERE split_part(x, '.', 1) NOT IN (SELECT resource FROM recorded_resources)
                       HAVING count(*) > 0)) AS detail,
            [s.event_id] AS evidence
     FROM stuck s LEFT JOIN conditions c ON c.event_id = s.event_id AND c.status = 'True'
          AND c.type IN ('NamespaceDeletionContentFailure', 'NamespaceFinalizersRemaining',
                         'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
                         'NamespaceDeletionGroupVersionParsingFailure')
+    LEFT JOIN ns_remaining n ON n.uid = s.uid
     WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
 -- the recording itself: while an unseen stretch of the object's topic is open at ts, the
 -- DELETED may simply not have been seen (after it, the relist re-established the state).
