@@ -73,6 +73,10 @@ def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.Duck
             raise DatabaseError(f"{path} holds no ktrace data yet")
         if version < SCHEMA_VERSION:
             raise DatabaseError(_older(path, version))
+        if meta(con, SQL_DIGEST_KEY) != sql_digest():
+            raise DatabaseError(f"{path}'s projections were made by another ktrace: refresh "
+                                f"them with `ktrace replay SOURCE --db {path}` (it loads only "
+                                "what is new), or start over with --rebuild")
     except BaseException:
         con.close()
         raise

@@ -15,6 +15,7 @@ from ktrace.commands.topics import open_source
 from ktrace.options import kafka_options
 from ktrace.output import output_option, print_rows
 from replayer import db
+from replayer.analyses.explain import explain as explain_object
 from replayer.analyses.gaps import gaps as find_gaps
 from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
 from replayer.analyses.races import capacity_dips, race_summary, races as find_races
@@ -103,6 +104,36 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 def timeline(target: str, namespace: str | None, con, output: str) -> None:
     """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
     print_rows(*pod_timeline(con, target, namespace), output)
+
+
+@click.command()
+@click.argument("target", metavar="POD | KIND/NAME")
+@namespace_option
+@with_db
+@output_option
+def explain(target: str, namespace: str | None, con, output: str) -> None:
+    """One object's whole story: its timeline and every finding about it, in plain
+    sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
+    node, sts, ds or job (e.g. ktrace explain deploy/web)."""
+    stories = explain_object(con, target, namespace)
+    if output == "json":
+        sys.stdout.write(orjson.dumps([s.as_dict() for s in stories], default=str,
+                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for story in stories:
+        click.echo(f"{story.kind} {story.namespace + '/' if story.namespace else ''}"
+                   f"{story.name} (uid {story.uid})")
+        for step in story.timeline:
+            mark = "~" if step["derived"] else " "
+            click.echo(f"  {mark}{step['time']:%H:%M:%S.%f}  {step['step']:<20} "
+                       f"{step['component'] or '':<26} {step['detail'] or ''}"
+                       f"  [{step['evidence_event_id']}]")
+        for finding in story.findings:
+            ids = ", ".join(str(e) for e in finding.evidence)
+            click.echo(f"  * {finding.sentence}" + (f" [evidence {ids}]" if ids else ""))
+            if finding.advice:
+                click.echo(f"    → {finding.advice}")
+        click.echo()
 
 
 @click.command()

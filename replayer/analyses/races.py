@@ -29,7 +29,7 @@ def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None
                  "  quantile_cont(request_to_endpoint_off_s, 0.5) AS p50_request_to_off_s, "
                  "  quantile_cont(request_to_endpoint_off_s, 0.99) AS p99_request_to_off_s, "
                  "  max(request_to_endpoint_off_s) AS max_request_to_off_s, "
-                 "  ceil(greatest(quantile_cont(request_to_endpoint_off_s, 0.99), 0) + ?)::INTEGER "
+                 "  suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99), ?) "
                  "    AS suggested_prestop_s "
                  "FROM races_with(?) WHERE ? IS NULL OR namespace = ? GROUP BY namespace "
                  "ORDER BY namespace", [margin_s, margin_s, namespace, namespace])

@@ -45,8 +45,12 @@ WHERE l.deletion_requested_at IS NOT NULL;
 
 CREATE OR REPLACE VIEW races AS SELECT * FROM races_with(1.0);
 
--- The distribution of "deletion requested → endpoint off" and the preStop delay that
--- would have covered it: its 99th percentile plus the dataplane margin, rounded up.
+-- The preStop delay that would have covered the race: the 99th percentile of "deletion
+-- requested → endpoint off" plus the dataplane margin, rounded up.
+CREATE OR REPLACE MACRO suggested_prestop_s(p99_request_to_off_s, margin_s) AS
+    ceil(greatest(p99_request_to_off_s, 0) + margin_s)::INTEGER;
+
+-- The distribution of "deletion requested → endpoint off" and the suggested preStop delay.
 CREATE OR REPLACE MACRO race_summary_with(margin_s) AS TABLE
 SELECT count(*) AS pods,
        count(*) FILTER (WHERE verdict = 'stopped_before_endpoint_off') AS stopped_before_endpoint_off,
@@ -58,7 +62,7 @@ SELECT count(*) AS pods,
        quantile_cont(request_to_endpoint_off_s, 0.99) AS p99_request_to_endpoint_off_s,
        max(request_to_endpoint_off_s) AS max_request_to_endpoint_off_s,
        max(exposed_s) FILTER (WHERE exposed_s > 0) AS max_exposed_s,
-       ceil(greatest(quantile_cont(request_to_endpoint_off_s, 0.99), 0) + margin_s)::INTEGER
+       suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99), margin_s)
            AS suggested_prestop_s
 FROM races_with(margin_s);
 

@@ -1,0 +1,240 @@
+"""``ktrace explain``: one object's whole story for a person — its timeline and every finding
+about it (stuck causes, races, slow steps, restarts, how it stopped, the stretches the
+recording did not see), each a sentence with its evidence ids and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
+from replayer.analyses.timeline import pod_uids
+from schemas.errors import KtraceError
+
+#: kubectl's names for the kinds explain takes (KIND/NAME)
+KIND_NAMES = {
+    "pod": "Pod", "pods": "Pod", "po": "Pod", "deploy": "Deployment", "deployment": "Deployment",
+    "deployments": "Deployment", "rs": "ReplicaSet", "replicaset": "ReplicaSet",
+    "replicasets": "ReplicaSet", "pvc": "PersistentVolumeClaim",
+    "persistentvolumeclaim": "PersistentVolumeClaim", "pv": "PersistentVolume",
+    "persistentvolume": "PersistentVolume", "ns": "Namespace", "namespace": "Namespace",
+    "node": "Node", "no": "Node", "sts": "StatefulSet", "statefulset": "StatefulSet",
+    "ds": "DaemonSet", "daemonset": "DaemonSet", "job": "Job",
+}
+
+
+@dataclass
+class Finding:
+    topic: str
+    sentence: str
+    evidence: list[int] = field(default_factory=list)
+    advice: str | None = None
+
+
+@dataclass
+class Story:
+    kind: str
+    namespace: str | None
+    name: str
+    uid: str
+    first_seen: datetime | None
+    last_seen: datetime | None
+    timeline: list[dict[str, Any]]
+    findings: list[Finding]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "namespace": self.namespace, "name": self.name,
+                "uid": self.uid, "first_seen": self.first_seen, "last_seen": self.last_seen,
+                "timeline": self.timeline,
+                "findings": [vars(f) for f in self.findings]}
+
+
+def explain(con: duckdb.DuckDBPyConnection, target: str,
+            namespace: str | None = None) -> list[Story]:
+    kind, name = _split(target)
+    if kind == "Pod":
+        uids = pod_uids(con, name, namespace)
+    elif kind == "Deployment":
+        uids = _uids(con, "Deployment", name, namespace) + pod_uids(con, target, namespace)
+    else:
+        uids = _uids(con, kind, name, namespace)
+    return _stories(con, uids)
+
+
+def _split(target: str) -> tuple[str, str]:
+    if "/" not in target:
+        return "Pod", target
+    prefix, name = target.split("/", 1)
+    kind = KIND_NAMES.get(prefix.lower())
+    if kind is None:
+        raise KtraceError(f"unknown kind {prefix!r} in {target!r}; known: "
+                          + ", ".join(sorted(set(KIND_NAMES))))
+    return kind, name
+
+
+def _uids(con: duckdb.DuckDBPyConnection, kind: str, name: str, namespace: str | None) -> list[str]:
+    rows = con.execute("SELECT DISTINCT uid FROM raw_events WHERE kind = ? AND (name = ? OR uid = ?) "
+                       "AND (? IS NULL OR namespace = ?) ORDER BY uid",
+                       [kind, name, name, namespace, namespace]).fetchall()
+    if not rows:
+        raise KtraceError(f"no {kind} {name!r} in the database"
+                          + (f" (namespace {namespace})" if namespace else ""))
+    return [r[0] for r in rows]
+
+
+def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
+    """Every analysis runs once for all of ``uids`` (each scans the whole database)."""
+    heads = {r["uid"]: r for r in _dicts(
+        con, "SELECT uid, any_value(kind) AS kind, any_value(namespace) AS namespace, "
+             "any_value(name) AS name, min(received_at) AS first, max(received_at) AS last "
+             "FROM raw_events WHERE list_contains(?, uid) GROUP BY uid", [uids])}
+    timelines = _by_uid(_dicts(con, "SELECT uid, step_no, step, time, component, derived, "
+                                    "detail, evidence_event_id FROM pod_transitions "
+                                    "WHERE list_contains(?, uid) ORDER BY uid, step_no", [uids]))
+    findings = {uid: [] for uid in uids}
+    for collect in (_stuck, _race, _lifecycle, _gaps, _unseen):
+        for uid, finding in collect(con, uids):
+            findings[uid].append(finding)
+    stories = []
+    for uid in uids:
+        h = heads[uid]
+        timeline = [{k: v for k, v in step.items() if k != "uid"} for step in timelines.get(uid, [])]
+        stories.append(Story(h["kind"], h["namespace"], h["name"], uid, h["first"], h["last"],
+                             timeline, findings[uid]))
+    return stories
+
+
+def _dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params)
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+
+def _by_uid(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["uid"], []).append(row)
+    return grouped
+
+
+Found = list[tuple[str, Finding]]
+PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (Pending)",
+                  "not_ready": "Running but not Ready", "not_created": "Cannot create its pods",
+                  "rollout_stalled": "Rollout stalled"}
+
+
+def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    found = []
+    for row in _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
+                           "  c.evidence, a.advice "
+                           "FROM problems p, unnest(p.causes) AS u(c) "
+                           "LEFT JOIN cause_advice a ON a.cause = c.cause "
+                           "WHERE list_contains(?, p.uid)", [uids]):
+        state = PROBLEM_STATES.get(row["problem"], "Stuck")
+        found.append((row["uid"], Finding(
+            "stuck", f"{state} for {_seconds(row['stuck_for_s'])} (since {_time(row['since'])}):"
+                     f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])))
+    return found
+
+
+def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    rows = _dicts(con, "SELECT r.*, s.suggested_prestop_s FROM races r "
+                       "LEFT JOIN (SELECT namespace, suggested_prestop_s(quantile_cont("
+                       "  request_to_endpoint_off_s, 0.99), ?) AS suggested_prestop_s "
+                       "  FROM races GROUP BY namespace) s USING (namespace) "
+                       "WHERE list_contains(?, r.uid)", [RACE_MARGIN_S, uids])
+    found = []
+    for r in rows:
+        if r["verdict"] == "stopped_before_endpoint_off":
+            sentence = (f"Race: its containers stopped {_seconds(r['exposed_s'])} before its "
+                        f"endpoint in {r['service']} went off ({r['off_state']}): traffic could "
+                        f"still be routed to a stopped pod.")
+            advice = (f"a preStop delay of {r['suggested_prestop_s']} s (the 99th percentile of "
+                      f"deletion → endpoint off in namespace {r['namespace']}, plus "
+                      f"{RACE_MARGIN_S:g} s for kube-proxy) would have kept it serving until "
+                      "its endpoint was gone")
+        elif r["verdict"] == "within_margin":
+            sentence = (f"Race (narrow): its containers stopped {_seconds(-r['exposed_s'])} after "
+                        f"its endpoint in {r['service']} went off — within kube-proxy's margin.")
+            advice = f"a preStop delay of {r['suggested_prestop_s']} s would give kube-proxy time"
+        elif r["verdict"] == "ok":
+            sentence = (f"No race: its endpoint in {r['service']} went off "
+                        f"{_seconds(-r['exposed_s'])} before its containers stopped.")
+            advice = None
+        else:
+            sentence = "Race: unknown (the endpoint's or the containers' stop was not seen)."
+            advice = None
+        found.append((r["uid"], Finding("race", sentence,
+                                        [e for e in r["evidence"] if e is not None], advice)))
+    return found
+
+
+def _lifecycle(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    rows = _dicts(con, "SELECT l.uid, l.restarts, l.stop_verdict, l.first_seen_at, "
+                       "  l.derived_steps, l.pull_s, t.component AS requester, "
+                       "  t.detail AS request_detail, t.evidence_event_id AS request_event "
+                       "FROM pod_lifecycle l LEFT JOIN pod_transitions t "
+                       "  ON t.uid = l.uid AND t.step = 'deletion_requested' "
+                       "WHERE list_contains(?, l.uid)", [uids])
+    found = []
+    for r in rows:
+        uid = r["uid"]
+        if r["first_seen_at"] is not None:
+            found.append((uid, Finding(
+                "recording", f"First seen at {_time(r['first_seen_at'])}, mid-life: "
+                             f"{', '.join(r['derived_steps']) or 'no step'} happened before and "
+                             "are derived from the object's own timestamps (no slow-step "
+                             "verdicts on them).")))
+        if r["requester"] is not None:
+            found.append((uid, Finding("deletion", f"Deletion requested by {r['requester']} "
+                                                   f"({r['request_detail']}).",
+                                       [r["request_event"]])))
+        if r["stop_verdict"] is not None:
+            killed = "killed at the deadline" in r["stop_verdict"]
+            found.append((uid, Finding("deletion", f"Containers {r['stop_verdict']}.", [],
+                                       "handle SIGTERM in the app, or shorten the grace period"
+                                       if killed else None)))
+        if r["restarts"]:
+            found.append((uid, Finding("restarts", f"Containers restarted {r['restarts']} times "
+                                                   "(see the restarted steps).")))
+        if r["pull_s"] is not None:
+            found.append((uid, Finding("startup", f"Image pull took {_seconds(r['pull_s'])}.")))
+    return found
+
+
+def _gaps(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    return [(r["uid"], Finding("slow" if r["category"] == "slow" else "unknown",
+                               f"{r['type']} took {_seconds(r['seconds'])} (threshold "
+                               f"{_seconds(r['threshold_s'])}): {r['detail']}",
+                               [r["evidence_event_id"]] if r["evidence_event_id"] else []))
+            for r in _dicts(con, "SELECT * FROM gaps WHERE list_contains(?, uid) "
+                                 "AND category <> 'unseen' ORDER BY start_at", [uids])]
+
+
+def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    rows = _dicts(con, "WITH life AS (SELECT uid, min(received_at) AS first, "
+                       "  max(received_at) AS last, list(DISTINCT topic) AS topics "
+                       "  FROM raw_events WHERE list_contains(?, uid) GROUP BY uid) "
+                       "SELECT DISTINCT l.uid, u.type, u.start_at, u.end_at, u.detail, "
+                       "  u.evidence_event_id FROM life l JOIN unseen_stretches u "
+                       "  ON (u.topic IS NULL OR list_contains(l.topics, u.topic)) "
+                       "  AND u.start_at <= l.last AND u.end_at >= l.first "
+                       "ORDER BY l.uid, u.start_at", [uids])
+    return [(r["uid"], Finding("recording", f"The recording did not see {_time(r['start_at'])} – "
+                                            f"{_time(r['end_at'])} ({r['type']}: {r['detail']}); "
+                                            "what happened to it then is unknown.",
+                               [r["evidence_event_id"]]))
+            for r in rows]
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:.1f} s" if abs(value) < 120 else f"{value / 60:.1f} min"
+
+
+def _time(value: datetime | None) -> str:
+    return "?" if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
