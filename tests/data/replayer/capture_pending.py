@@ -94,6 +94,8 @@ class Play(Scenario):
             self.k("wait", "--for=jsonpath={.spec.nodeName}", f"pod/{name}", "-n", ns, "--timeout=60s")
         pods = [self.get("pod", name, ns) for name, ns in names]
         self.plane.add_stages(render_crashloop_stages(pods, self.plane.work_dir / "kubelet-crashloop.yaml"))
+        for name, ns in names:  # kwok is back: it has started them
+            self.k("wait", "--for=jsonpath={.status.startTime}", f"pod/{name}", "-n", ns, "--timeout=60s")
 
     def ready(self, ns: str, *names: str) -> None:
         self.k("wait", "--for=condition=Ready", *(f"pod/{n}" for n in names), "-n", ns, "--timeout=60s")
@@ -110,13 +112,15 @@ class Play(Scenario):
              "volumeBindingMode": "WaitForFirstConsumer"},
             claim("claim-missing-class", ns, "missing"),
             claim("claim-no-pv", ns, "no-provisioner"))
+        # Each with one reason: all but "taint" tolerate kwok-node-1's taint.
         unschedulable = [
-            with_spec(pod("cpu", ns), nodeSelector=None,
+            with_spec(pod("cpu", ns), nodeSelector=None, tolerations=TOLERATE_DB,
                       containers=[container(resources={"requests": {"cpu": "64"}})]),
-            with_spec(pod("selector", ns), nodeSelector={"disktype": "ssd"}),
+            with_spec(pod("selector", ns), nodeSelector={"disktype": "ssd"}, tolerations=TOLERATE_DB),
             pod("taint", ns, node="kwok-node-1"),
             with_spec(pod("pvc-missing-class", ns), **uses_claim("claim-missing-class")),
-            with_spec(pod("pvc-no-pv", ns), nodeSelector=None, **uses_claim("claim-no-pv")),
+            with_spec(pod("pvc-no-pv", ns), nodeSelector=None, tolerations=TOLERATE_DB,
+                      **uses_claim("claim-no-pv")),
         ]
         crashloops = [
             scripted("crashloop", ns, "crashloop"),
@@ -136,8 +140,11 @@ class Play(Scenario):
             scripted("pull-start", ns, "pull-start", image=PULLED_IMAGE),
             pod("running", ns),
         ]
-        self.apply(*unschedulable, *crashloops, *kubelet)
+        # The crash loops first: kwok restarts to load their stages, which would hold up
+        # (and make look slow) whatever else it was starting.
+        self.apply(*crashloops)
         self.start_crashloops(*((p["metadata"]["name"], ns) for p in crashloops))
+        self.apply(*unschedulable, *kubelet)
         self.not_created("quota")
         self.rollout_stalled("stalled")
         time.sleep(70)  # crash loops reach restartCount 3 (back-off 40s); image pulls retry
@@ -163,11 +170,10 @@ class Play(Scenario):
     def midlife_workload(self) -> None:
         ns = "midlife"
         self.namespace(ns)
-        self.apply(deployment("web", ns, 2),
-                   scripted("flaky", ns, "crashloop", annotations={"kubelet.ktrace.test/run-for": "40s"}),
-                   scripted("pulled", ns, "pull-start", image=PULLED_IMAGE),
+        self.apply(scripted("flaky", ns, "crashloop", annotations={"kubelet.ktrace.test/run-for": "40s"}))
+        self.start_crashloops(("flaky", ns))  # before the rest: it restarts kwok
+        self.apply(deployment("web", ns, 2), scripted("pulled", ns, "pull-start", image=PULLED_IMAGE),
                    pod("leaving", ns))
-        self.start_crashloops(("flaky", ns))
         self.k("rollout", "status", "deploy/web", "-n", ns, "--timeout=60s")
         self.ready(ns, "flaky", "pulled", "leaving")
 
@@ -185,8 +191,7 @@ class Play(Scenario):
         self.k("rollout", "status", "deploy/web", "-n", ns, "--timeout=60s")
         time.sleep(3)
         self.apply(*(pod(f"before-{i}", ns) for i in range(3)))
-        time.sleep(0.5)  # while kwok starts them, within the recorder's flush interval
-        capture.kill_recorder()
+        kill_after_write(capture, "pods")
         time.sleep(2)
         self.apply(*(pod(f"during-{i}", ns) for i in range(3)))
         self.k("scale", "deploy/web", "-n", ns, "--replicas=4")
@@ -236,6 +241,7 @@ class Play(Scenario):
         time.sleep(8)
 
 
+TOLERATE_DB = [{"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"}]
 PROBE = {"httpGet": {"path": "/healthz", "port": 8080}, "initialDelaySeconds": 5, "periodSeconds": 10}
 
 
@@ -261,6 +267,19 @@ def claim(name: str, ns: str, storage_class: str) -> dict:
 
 def uses_claim(name: str) -> dict:
     return {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": name}}]}
+
+
+def kill_after_write(capture: Capture, resource: str, timeout: float = 10) -> None:
+    """SIGKILL the recorder the moment it writes records of `resource` to its log, before
+    it checkpoints them (it fsyncs every topic first): the next session re-sends them."""
+    segments = sorted((capture.out / "recording" / f"ktrace.{resource}").glob("*.avro"))
+    size = segments[-1].stat().st_size
+    deadline = time.monotonic() + timeout
+    while segments[-1].stat().st_size == size:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the recorder wrote no {resource} within {timeout}s")
+        time.sleep(0.0005)
+    capture.kill_recorder()
 
 
 def run(out: Path, name: str, play: Callable[[Play, Capture], None], *,
