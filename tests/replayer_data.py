@@ -4,7 +4,9 @@ The data are recordings of the real control plane, made by tests/data/replayer/c
 ``scenarios/`` (rollouts, stuck deletions, lost and deleted nodes, a recorder crash with a
 relist) and ``evicted/`` (made by the script's first version: two nodes, Deployments
 tolerating an unreachable node for only 2 s, so losing kwok-node-1 evicted pods from under
-the Services — capacity dips).
+the Services — capacity dips). tests/data/replayer/capture_pending.py made issue 8's
+``pending/``, ``midlife/``, ``crashed/`` and ``edge/``, each with an EXPECTED.md of what an
+expert concludes from it.
 Each holds ``kubectl/<resource>.json`` (kubectl --watch captures) and ``recording/`` (the
 recorder's local log of the same run).
 """

@@ -44,6 +44,9 @@ STAGE_DIR = REPO / "compose" / "k8s" / "stages"
 STAGE_SETS: dict[str, tuple[str, ...]] = {
     "graceful": ("node.yaml", "pod-ready.yaml", "pod-stop-graceful.yaml", "pod-finish.yaml"),
     "race": ("node.yaml", "pod-ready.yaml", "pod-stop-race.yaml", "pod-finish.yaml"),
+    # race, plus kubelet stand-ins for pods labelled kubelet.ktrace.test/script
+    "kubelet": ("node.yaml", "pod-ready.yaml", "pod-stop-race.yaml", "pod-finish.yaml",
+                "kubelet-pull.yaml", "kubelet-start.yaml"),
 }
 # kwok manages the Nodes carrying this label; removing it "loses" the node: its
 # heartbeats and Lease renewals stop. A label rather than an annotation, because
@@ -322,7 +325,8 @@ class LocalControlPlane(Cluster):
     Everything lives in work_dir: pki/, etcd/, logs/<component>.log, kubeconfig. bin_dir
     defaults to what compose/k8s/build.sh builds. stage_set picks kwok's pod-stop stage:
     "graceful" (containers exit 3s after deletion) or "race" (at once); a pod's annotation
-    pod-stop.stage.kwok.x-k8s.io/delay overrides either. The EndpointSlice batch period
+    pod-stop.stage.kwok.x-k8s.io/delay overrides either; "kubelet" is "race" plus the
+    kubelet stand-ins of compose/k8s/stages/kubelet-*.yaml. The EndpointSlice batch period
     defaults to 2s so that the rollout race (containers stop before the endpoint turns
     not-ready) can be reproduced.
     """
@@ -400,6 +404,12 @@ class LocalControlPlane(Cluster):
         """Stop and start one component; kube-apiserver comes back with an empty watch cache."""
         self.stop_component(name)
         self.start_component(name)
+
+    def add_stages(self, *files: Path) -> None:
+        """Restart kwok with these stage files too (stages rendered for pods that exist)."""
+        self.stage_files += files
+        self.components["kwok"].argv = self._kwok_argv()
+        self.restart_component("kwok")
 
     def compact_etcd(self) -> int:
         """Compact etcd's history at its current revision, as kube-apiserver's compactor does.

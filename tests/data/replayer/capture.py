@@ -169,10 +169,10 @@ class Scenario:
         self.plane.restart_component("kube-apiserver")
 
 
-def watchers(plane: LocalControlPlane, out: Path) -> list[subprocess.Popen]:
+def watchers(plane: LocalControlPlane, out: Path, kinds: list[str] = KINDS) -> list[subprocess.Popen]:
     out.mkdir(parents=True, exist_ok=True)
     procs = []
-    for kind in KINDS + ["leases"]:
+    for kind in kinds + ["leases"]:
         scope = ["-n", "kube-node-lease"] if kind == "leases" else ["-A"]
         argv = [str(plane.kubectl_bin), "--kubeconfig", str(plane.kubeconfig), "get", kind,
                 *scope, "--watch", "--output-watch-events", "-o", "json"]
@@ -190,22 +190,59 @@ def recorder(plane: LocalControlPlane, out: Path) -> subprocess.Popen:
                             stderr=open(out.parent / "recorder.log", "ab"))
 
 
+class Capture:
+    """The kubectl watchers (OUT/kubectl) and the recorder (OUT/recording) of one run."""
+
+    def __init__(self, plane: LocalControlPlane, out: Path, kinds: list[str] = KINDS) -> None:
+        self.plane, self.out, self.kinds = plane, out, kinds
+        self.kubectl: list[subprocess.Popen] = []
+        self.recorder: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.start_watchers()
+        self.start_recorder()
+
+    def start_watchers(self) -> None:
+        self.kubectl = watchers(self.plane, self.out / "kubectl", self.kinds)
+
+    def start_recorder(self) -> None:
+        self.recorder = recorder(self.plane, self.out / "recording")
+
+    def kill_recorder(self) -> None:
+        """SIGKILL: no SESSION_END, no last flush or checkpoint, as in a crash."""
+        assert self.recorder is not None
+        self.recorder.kill()
+        self.recorder.wait()
+        self.recorder = None
+
+    def stop_watchers(self) -> None:
+        for proc in self.kubectl:
+            proc.terminate()
+        for proc in self.kubectl:
+            proc.wait(timeout=30)
+        self.kubectl = []
+
+    def stop(self) -> None:
+        if self.recorder is not None:
+            self.recorder.terminate()
+            self.recorder.wait(timeout=30)
+            self.recorder = None
+        self.stop_watchers()
+
+
 def main(out: Path) -> None:
     plane = LocalControlPlane(work_dir=out / "plane", nodes=3, stage_set="race")
     plane.start()
-    procs: list[subprocess.Popen] = []
+    capture = Capture(plane, out)
 
     def restart_recorder(while_down) -> None:
-        procs[-1].kill()  # no SESSION_END: a crash
-        procs[-1].wait()
+        capture.kill_recorder()
         while_down()
-        for proc in procs:  # the API server restart ended the kubectl watches too
-            proc.terminate()
-            proc.wait(timeout=30)
-        procs[:] = watchers(plane, out / "kubectl") + [recorder(plane, out / "recording")]
+        capture.stop_watchers()  # the API server restart ended the kubectl watches too
+        capture.start()
 
     try:
-        procs = watchers(plane, out / "kubectl") + [recorder(plane, out / "recording")]
+        capture.start()
         time.sleep(3)
         play = Scenario(plane)
         play.rollout("race")
@@ -217,10 +254,7 @@ def main(out: Path) -> None:
         play.missed_while_down(restart_recorder)
         time.sleep(40)  # past every grace period plus the stuck margin
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=30)
+        capture.stop()
         plane.stop()
 
 
