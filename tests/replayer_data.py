@@ -76,5 +76,20 @@ def evicted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBP
                            lambda path: load_recording(path, recording("evicted")))
 
 
+def _recorded_fixture(name: str) -> Callable:
+    """A session fixture with one of issue 8's recordings loaded (capture_pending.py)."""
+    @pytest.fixture(scope="session", name=name)
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+        yield from _session_db(tmp_path_factory, name,
+                               lambda path: load_recording(path, recording(name)))
+    return fixture
+
+
+pending = _recorded_fixture("pending")
+midlife = _recorded_fixture("midlife")
+crashed = _recorded_fixture("crashed")
+edge = _recorded_fixture("edge")
+
+
 def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tuple]:
     return con.execute(sql, list(params)).fetchall()

@@ -45,23 +45,31 @@ def _deployment_pods(con: duckdb.DuckDBPyConnection, name: str, namespace: str |
 def timeline(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None = None) -> Rows:
     uids = pod_uids(con, target, namespace)
     rows = con.execute(
-        "SELECT pod, step_no, step, time, "
+        "SELECT pod, uid, step_no, step, time, "
         "  epoch(time - lag(time) OVER (PARTITION BY uid ORDER BY step_no)) AS delta_s, "
         "  epoch(time - min(time) OVER (PARTITION BY uid)) AS since_first_s, "
         "  component, evidence_event_id, detail "
         "FROM pod_transitions WHERE list_contains(?, uid) "
         "ORDER BY min(time) OVER (PARTITION BY uid), uid, step_no", [uids]).fetchall()
-    return COLUMNS, _with_bars(rows)
+    names = {}
+    for row in rows:
+        names.setdefault(row[0], set()).add(row[1])
+    if all(len(u) == 1 for u in names.values()):  # the uid matters only when a name is reused
+        return COLUMNS, _with_bars([(r[0], *r[2:]) for r in rows])
+    return ["pod", "uid", *COLUMNS[1:]], _with_bars(rows, first=2)
 
 
-def _with_bars(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """An ASCII bar per step: where it falls between the pod's first and last step."""
+def _with_bars(rows: list[tuple[Any, ...]], first: int = 1) -> list[tuple[Any, ...]]:
+    """An ASCII bar per step: where it falls between the pod's first and last step
+    (``first`` is the index of step_no: the columns before it name the pod)."""
+    since = first + 4
     spans: dict[Any, float] = {}
     for row in rows:
-        spans[row[0]] = max(spans.get(row[0], 0.0), row[5] or 0.0)
+        key = row[:first]
+        spans[key] = max(spans.get(key, 0.0), row[since] or 0.0)
     out = []
     for row in rows:
-        span = spans[row[0]] or 1.0
-        at = int(round((row[5] or 0.0) / span * BAR_WIDTH))
+        span = spans[row[:first]] or 1.0
+        at = int(round((row[since] or 0.0) / span * BAR_WIDTH))
         out.append((*row, "·" * at + "█" + "·" * (BAR_WIDTH - at)))
     return out

@@ -51,8 +51,13 @@ firsts AS (
            arg_min({'ev': ev, 'server_at': scheduled_transition, 'detail': node_name}, version_no)
                FILTER (WHERE node_name IS NOT NULL) AS scheduled,
            arg_min({'ev': ev, 'version_no': version_no,
-                    'server_at': least(containers_started_at, containers_last_started_at,
-                                       start_time),
+                    -- the first start: a container that restarted before we saw it
+                    -- first ran at (or after) the pod's startTime
+                    'server_at': CASE WHEN restarts > 0 THEN coalesce(start_time,
+                                          least(containers_started_at, containers_last_started_at))
+                                      ELSE coalesce(least(containers_started_at,
+                                                          containers_last_started_at), start_time)
+                                 END,
                     'component': coalesce(component, 'kubelet')}, version_no)
                FILTER (WHERE containers_running > 0 OR containers_ran > 0
                        OR (phase = 'Running' AND containers = 0))
@@ -74,7 +79,7 @@ firsts AS (
                     'detail': phase}, version_no)
                FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
            arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',
-                    'component': component, 'attribution': attribution,
+                    'component': component, 'grace_s': deletion_grace_s,
                     'node_name': node_name}, version_no)
                FILTER (WHERE type IN ('DELETED', 'INFERRED_DELETED')) AS deleted,
            max(disruption_reason) FILTER (WHERE disruption_reason = 'DeletionByPodGC')
@@ -142,7 +147,7 @@ version_steps AS (
         {'step': 'deleted', 'rank': 12, 'v': {'ev': f.deleted.ev, 'server_at': NULL,
             'component': CASE WHEN f.deleted.inferred THEN 'unknown'
                               WHEN f.pod_gc IS NOT NULL THEN 'pod-garbage-collector'
-                              WHEN starts_with(f.deleted.attribution, 'final delete with grace 0')
+                              WHEN f.deleted.grace_s = 0 AND f.deleted.node_name IS NOT NULL
                                    AND (d.node_ready IS DISTINCT FROM 'True'
                                         OR d.node_type IN ('DELETED', 'INFERRED_DELETED'))
                                   THEN 'client (force delete)'
@@ -182,9 +187,10 @@ event_steps AS (
                    row(e.received_at, e.rv)) AS ev,
            arg_min(e.first_time, row(e.received_at, e.rv)) AS server_at,
            arg_min(coalesce(e.component, 'kubelet'), row(e.received_at, e.rv)) AS component,
-           arg_min(e.message, row(e.received_at, e.rv)) AS detail, false AS derived
+           arg_min(e.message, row(e.received_at, e.rv)) AS detail,
+           bool_and(e.type = 'LISTED') AS derived
     FROM pod_events e
-    JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 2),
+    JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 3),
                  ('Pulled', 'pulled', 3)) AS s(reason, step, rank) ON s.reason = e.reason
     GROUP BY e.uid, s.step, s.rank),
 -- Warning Events about the pod (FailedScheduling, Failed, BackOff, Unhealthy, FailedMount…):
@@ -199,7 +205,7 @@ warnings AS (
            e.reason || ': ' || arg_min(e.message, row(e.received_at, e.rv))
                || CASE WHEN max(e.count) > 1 THEN ' (×' || max(e.count) || ')' ELSE '' END
                AS detail,
-           false AS derived
+           bool_and(e.type = 'LISTED') AS derived
     FROM pod_events e WHERE e.event_type = 'Warning'
     GROUP BY e.uid, e.reason),
 -- a name reused by a new uid: the old pod was gone by then, its DELETED not seen
@@ -277,7 +283,11 @@ ordered AS (
             ELSE t.time END AS order_at
     FROM timed t JOIN bounds b USING (uid))
 SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
-       row_number() OVER (PARTITION BY o.uid ORDER BY o.order_at, o.rv, o.rank) AS step_no,
+       -- equal times taken from the server's 1 s timestamps are ordered by the lifecycle,
+       -- received ones by resourceVersion
+       row_number() OVER (PARTITION BY o.uid ORDER BY o.order_at,
+                          CASE WHEN o.time = o.server_at THEN o.rank END, o.rv, o.rank)
+           AS step_no,
        o.step, o.time, o.server_at, o.component, o.event_id AS evidence_event_id,
        o.type AS evidence_type, o.detail, o.derived
 FROM ordered o LEFT JOIN ids i USING (uid)

@@ -91,6 +91,9 @@ c_kubelet_events AS (
     WHERE kubelet_failure(e.reason, e.message) IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
                       AND w.cause = kubelet_failure(e.reason, e.message))
+      -- an init container's failures are the init_container cause
+      AND NOT EXISTS (SELECT 1 FROM box b WHERE b.uid = e.uid AND b.init AND NOT b.sidecar
+                      AND contains(e.message, 'container ' || b.name || ' '))
     GROUP BY e.uid, 2),
 c_init AS (
     SELECT b.uid, 'init_container' AS cause,

@@ -1,0 +1,154 @@
+"""Issue 8's diagnoses, exact rows, on recordings of the real control plane
+(tests/data/replayer/{pending,midlife,crashed,edge}, made by capture_pending.py; what an
+expert reads from each is in its EXPECTED.md). The real scheduler and controllers wrote the
+scheduling, quota and rollout facts; kwok stands in for the kubelet (container states and
+Events with the kubelet's reasons and message formats)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from replayer.analyses.timeline import timeline
+from tests.replayer_data import rows
+
+PROBLEMS = ("SELECT kind, namespace, name, problem, top_cause, [c.cause FOR c IN causes] "
+            "FROM problems ORDER BY kind, namespace, name")
+
+
+def details(con, name: str) -> list[str]:
+    return [d for (d,) in rows(con, "SELECT unnest([c.detail FOR c IN causes]) FROM problems "
+                                    "WHERE name = ?", name)]
+
+
+def test_pods_that_never_start_or_get_ready(pending):
+    assert rows(pending, PROBLEMS) == [
+        ("Deployment", "stalled", "web", "rollout_stalled", "rollout_stalled", ["rollout_stalled"]),
+        ("Pod", "pending", "config-error", "pending", "container_config", ["container_config"]),
+        ("Pod", "pending", "cpu", "pending", "unschedulable", ["unschedulable"]),
+        ("Pod", "pending", "crashloop", "not_ready", "crash_loop", ["crash_loop"]),
+        ("Pod", "pending", "image-pull", "pending", "image_pull", ["image_pull"]),
+        ("Pod", "pending", "init-crashloop", "pending", "init_container", ["init_container"]),
+        ("Pod", "pending", "oomkilled", "not_ready", "crash_loop", ["crash_loop"]),
+        ("Pod", "pending", "pvc-missing-class", "pending", "unschedulable", ["unschedulable"]),
+        ("Pod", "pending", "pvc-no-pv", "pending", "unschedulable", ["unschedulable"]),
+        ("Pod", "pending", "run-error", "not_ready", "run_container_error", ["run_container_error"]),
+        ("Pod", "pending", "selector", "pending", "unschedulable", ["unschedulable"]),
+        ("Pod", "pending", "taint", "pending", "unschedulable", ["unschedulable"]),
+        ("Pod", "pending", "unready", "not_ready", "readiness", ["readiness"]),
+        ("Pod", "stalled", "web-7554c899cb-nj2vf", "not_ready", "readiness", ["readiness"]),
+        ("ReplicaSet", "quota", "web-857bb4bd9d", "not_created", "not_created", ["not_created"]),
+    ]
+
+
+def test_each_cause_says_what_the_evidence_says(pending):
+    def first(name: str) -> str:
+        return details(pending, name)[0]
+    assert first("cpu").startswith("insufficient_cpu — 0/3 nodes are available: 3 Insufficient cpu.")
+    assert first("selector").startswith("node_selector_mismatch — ")
+    assert first("taint").startswith("node_selector_mismatch, untolerated_taint — ")
+    assert first("pvc-missing-class").startswith("unbound_pvc — ")
+    assert first("pvc-no-pv").startswith("unbound_pvc — 0/3 nodes are available: 3 node(s) "
+                                         "didn't find available persistent volumes to bind.")
+    assert 'registry.example/missing:1' in first("image-pull")
+    assert first("crashloop").startswith("app: CrashLoopBackOff, 3 restarts, last exit 1 (Error)")
+    assert first("oomkilled").startswith("app: CrashLoopBackOff, 3 restarts, last exit 137 "
+                                         "(OOMKilled)")
+    assert first("init-crashloop").startswith("init container init-db: CrashLoopBackOff, "
+                                              "3 restarts, last exit 1 (Error)")
+    assert first("config-error").startswith('app: CreateContainerConfigError, configmap '
+                                            '"app-config" not found')
+    assert first("run-error").startswith("app: RunContainerError, last exit 128 (StartError)")
+    assert first("unready") == ("Unhealthy: Readiness probe failed: HTTP probe failed with "
+                                "statuscode: 503")
+    assert "exceeded quota: no-pods" in first("web-857bb4bd9d")
+    assert first("web") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
+                            "out progressing.")
+
+
+def test_evidence_records_are_about_the_object(pending):
+    for uid, kind, evidence in rows(pending, "SELECT uid, kind, flatten([c.evidence FOR c IN "
+                                             "causes]) FROM problems"):
+        found = rows(pending, "SELECT DISTINCT kind FROM raw_events WHERE list_contains(?, "
+                              "event_id) ORDER BY kind", evidence)
+        assert found and {k for (k,) in found} <= {kind, "Event"}, (uid, found)
+
+
+def test_pending_and_terminating_filters_and_a_healthy_pod(pending):
+    kinds = rows(pending, "SELECT DISTINCT problem FROM problems_at(data_end()) ORDER BY 1")
+    assert kinds == [("not_created",), ("not_ready",), ("pending",), ("rollout_stalled",)]
+    names = {n for (n,) in rows(pending, "SELECT name FROM problems")}
+    assert not names & {"sidecar", "pull-start", "running"}
+
+
+def test_image_pull_time_is_a_startup_step(pending):
+    steps = [s for (s,) in rows(pending, "SELECT step FROM pod_transitions WHERE pod = "
+                                         "'pull-start' ORDER BY step_no")]
+    assert steps == ["created", "scheduled", "pulling", "pulled", "running", "ready"]
+    assert rows(pending, "SELECT pull_s FROM pod_lifecycle WHERE pod = 'pull-start'") == [(5.87,)]
+    assert rows(pending, "SELECT count(*) FROM gaps WHERE category = 'slow'") == [(0,)]
+
+
+def test_a_recording_started_mid_life_derives_the_earlier_steps(midlife):
+    assert rows(midlife, "SELECT count(*) FROM gaps WHERE category IN ('slow', 'unknown')") == [(0,)]
+    assert rows(midlife, "SELECT count(*) FROM problems") == [(0,)]
+    steps = rows(midlife, "SELECT step, time, derived, detail FROM pod_transitions "
+                          "WHERE pod = 'flaky' ORDER BY step_no")
+    derived = [s for s, _, d, _ in steps if d]
+    assert derived == ["created", "scheduled", "running", "restarted", "ready"]
+    assert steps[0][1] == datetime(2026, 12, 1, 9, 58, 31)  # creationTimestamp
+    assert ("running", datetime(2026, 12, 1, 9, 58, 33), True, None) in steps  # startTime
+    first_seen = [t for s, t, _, _ in steps if s == "first_seen"]
+    assert first_seen and first_seen[0] > datetime(2026, 12, 1, 10, 1, 11)
+    restarts = [(t, d, detail) for s, t, d, detail in steps if s == "restarted"]
+    assert restarts == [
+        (datetime(2026, 12, 1, 10, 0, 43), True,
+         "app: 3 restarts before first seen; last exit 1 (Error)"),
+        (restarts[1][0], False, "app: restart 4; last exit 1 (Error)")]
+    assert rows(midlife, "SELECT run_at, restarts FROM pod_lifecycle WHERE pod = 'flaky'") == [
+        (datetime(2026, 12, 1, 9, 58, 33), 4)]
+
+
+def test_a_recorder_crash_is_a_session_loss_not_a_hole_and_not_slowness(crashed):
+    unseen = rows(crashed, "SELECT type, round(seconds, 1) FROM gaps WHERE category = 'unseen'")
+    assert unseen == [("session_lost", 14.1)]
+    assert rows(crashed, "SELECT count(*) FROM gaps WHERE category = 'slow'") == [(0,)]
+    unknown = rows(crashed, "SELECT name, type FROM gaps WHERE category = 'unknown' ORDER BY name")
+    assert unknown == [(n, "run_to_watch") for n in (
+        "during-0", "during-1", "during-2", "web-857bb4bd9d-22cst", "web-857bb4bd9d-kphzd")]
+    assert all(d.startswith("unknown (recording gap)") for (d,) in rows(
+        crashed, "SELECT detail FROM gaps WHERE category = 'unknown'"))
+    assert rows(crashed, "SELECT count(*) FROM duplicate_sequence") == [(9,)]
+
+
+def test_a_force_delete_on_a_lost_node_is_the_clients(edge):
+    assert rows(edge, "SELECT component FROM pod_transitions WHERE pod = 'stranded' "
+                      "AND step = 'deleted'") == [("client (force delete)",)]
+
+
+def test_exit_137_at_the_deadline_did_not_exit_on_sigterm(edge):
+    assert rows(edge, "SELECT stop_verdict FROM pod_lifecycle WHERE pod = 'stubborn'") == [
+        ("did not exit on SIGTERM; killed at the deadline",)]
+
+
+def test_a_claim_held_by_pvc_protection_names_the_pod_using_it(edge):
+    assert details(edge, "data") == [
+        "waiting for finalizers kubernetes.io/pvc-protection (added by kube-apiserver "
+        "admission); still used by Pod/uses-data"]
+
+
+def test_namespace_content_of_kinds_ktrace_did_not_record(edge):
+    assert details(edge, "doomed")[0].endswith("not recorded by ktrace: configmaps")
+
+
+def test_a_reused_name_is_two_pods(edge):
+    found = rows(edge, "SELECT uid, list(step ORDER BY step_no) FROM pod_transitions "
+                       "WHERE pod = 'reused' GROUP BY uid ORDER BY min(time)")
+    assert [steps[-1] for _, steps in found] == ["deleted", "ready"]
+    assert found[0][0] != found[1][0]
+
+
+def test_the_timeline_shows_the_uid_when_a_name_is_reused(edge):
+    columns, found = timeline(edge, "reused")
+    assert columns[:2] == ["pod", "uid"] and len({r[1] for r in found}) == 2
+    columns, _ = timeline(edge, "stubborn")
+    assert "uid" not in columns
