@@ -121,3 +121,17 @@ def test_a_foreign_database_is_refused_in_one_line(tmp_path: Path):
     assert result.exit_code == 1
     assert result.output.strip() == (f"Error: {path} is not a ktrace database (it holds other "
                                      "tables: invoices); refusing to write into it")
+
+
+def test_stuck_filters_and_a_time_after_the_data(tmp_path: Path):
+    path = str(tmp_path / "p.duckdb")
+    assert run("replay", recording("pending"), "--db", path).exit_code == 0
+    pending = json.loads(run("stuck", "--pending", "--db", path, "-o", "json").output)
+    assert {r["problem"] for r in pending} == {"pending", "not_ready", "not_created",
+                                              "rollout_stalled"}
+    assert json.loads(run("stuck", "--terminating", "--db", path, "-o", "json").output) == []
+    late = CliRunner().invoke(cli, ["stuck", "--at", "2030-01-01T00:00:00Z",
+                                   "--db", path, "-o", "json"])
+    assert late.exit_code == 0
+    assert late.stderr.startswith("note: the data ends at 2026-12-01T09:57:45")
+    assert json.loads(late.stdout) == json.loads(run("stuck", "--db", path, "-o", "json").output)
