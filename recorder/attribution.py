@@ -17,7 +17,7 @@ reason, finalizers and the last status writer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -49,9 +49,27 @@ class Attribution:
 
 
 @dataclass(frozen=True, slots=True)
+class Observed:
+    """What attribution compares of one object version, read from a parsed dict
+    (``observed``) or from the lean decode (``recorder.lean``)."""
+    kind: str
+    uid: str
+    managers: dict[ManagerKey, Stamp] = field(default_factory=dict)
+    status: int = 0  # digest
+    deletion: str | None = None
+    grace: int | None = None
+    node: str | None = None  # spec.nodeName of a Pod
+    disruption: str | None = None
+    finalizers: tuple[str, ...] = ()
+    owner: tuple[str | None, str | None] | None = None  # kind, name of the first ownerReference
+    reporter: Attribution | None = None  # an Event's named reporter
+
+
+@dataclass(frozen=True, slots=True)
 class Prior:
-    """What attribution remembers of an object's previous version."""
-    managers: dict[ManagerKey, Stamp]
+    """What attribution remembers of an object's previous version: small, shared tuples
+    (``managers`` is ``((key, stamp), …)``, keys interned), never the object itself."""
+    managers: tuple[tuple[ManagerKey, Stamp], ...]
     status: int  # digest
     deletion: str | None
     grace: int | None
@@ -59,6 +77,10 @@ class Prior:
     disruption: str | None
     finalizers: tuple[str, ...]
     status_writer: str | None  # the latest manager of the status subresource (a pod's node agent)
+
+    @property
+    def by_key(self) -> dict[ManagerKey, Stamp]:
+        return dict(self.managers)
 
 
 def digest(value: Any) -> int:
@@ -78,15 +100,38 @@ def disruption_reason(obj: Obj) -> str | None:
     return None
 
 
-def prior_of(obj: Obj, previous: Prior | None) -> Prior:
-    md = obj.get("metadata") or {}
-    managers = managers_of(obj)
-    status = [(stamp[0], key[0]) for key, stamp in managers.items() if key[2] == "status"]
+def observed(obj: Obj) -> Observed:
+    """What attribution compares, read from a parsed object."""
+    md, kind = obj.get("metadata") or {}, obj.get("kind") or ""
+    if kind == "Event":
+        source = obj.get("source") or obj.get("deprecatedSource") or {}
+        return Observed(kind, md.get("uid") or "", reporter=event_reporter(
+            obj.get("reportingController"), source.get("component"), obj.get("reportingComponent")))
+    owners = md.get("ownerReferences")
+    return Observed(
+        kind, md.get("uid") or "", managers=managers_of(obj), status=digest(obj.get("status")),
+        deletion=md.get("deletionTimestamp"), grace=md.get("deletionGracePeriodSeconds"),
+        node=(obj.get("spec") or {}).get("nodeName") if kind == "Pod" else None,
+        disruption=disruption_reason(obj), finalizers=tuple(md.get("finalizers") or ()),
+        owner=(owners[0].get("kind"), owners[0].get("name")) if owners else None)
+
+
+_KEYS: dict[ManagerKey, ManagerKey] = {}
+
+
+def _shared(key: ManagerKey) -> ManagerKey:
+    """One tuple per distinct manager key for all objects (a few dozen in a cluster)."""
+    if len(_KEYS) > 10_000:
+        _KEYS.clear()  # a pathological cluster: stay bounded
+    return _KEYS.setdefault(key, key)
+
+
+def prior_of(seen: Observed, previous: Prior | None) -> Prior:
+    status = [(stamp[0], key[0]) for key, stamp in seen.managers.items() if key[2] == "status"]
     status_writer = max(status)[1] if status else (previous.status_writer if previous else None)
-    return Prior(managers, digest(obj.get("status")), md.get("deletionTimestamp"),
-                 md.get("deletionGracePeriodSeconds"),
-                 (obj.get("spec") or {}).get("nodeName") if obj.get("kind") == "Pod" else None,
-                 disruption_reason(obj), tuple(md.get("finalizers") or ()), status_writer)
+    return Prior(tuple((_shared(k), v) for k, v in seen.managers.items()), seen.status,
+                 seen.deletion, seen.grace, seen.node, seen.disruption, seen.finalizers,
+                 status_writer)
 
 
 def describe(key: ManagerKey) -> str:
@@ -112,17 +157,20 @@ def advanced(before: dict[ManagerKey, Stamp] | None, after: dict[ManagerKey, Sta
 def latest(prior: Prior, keys: list[ManagerKey] | None = None) -> ManagerKey | None:
     """The entry with the latest time; within one second a status writer is the likelier
     last writer (status changes far more often than spec)."""
-    candidates = keys if keys is not None else list(prior.managers)
-    return max(candidates, key=lambda k: (prior.managers[k][0], k[2] == "status")) if candidates else None
+    candidates = keys if keys is not None else list(prior.by_key)
+    return max(candidates, key=lambda k: (prior.by_key[k][0], k[2] == "status")) if candidates else None
 
 
-def event_attribution(obj: Obj) -> Attribution:
-    if controller := obj.get("reportingController"):
+def event_reporter(controller: str | None, component: str | None,
+                   reporting_component: str | None) -> Attribution:
+    """An Event names its reporter: reportingController, else source.component (core/v1;
+    deprecatedSource in events.k8s.io/v1), else reportingComponent."""
+    if controller:
         return Attribution(controller, "event.reportingController")
-    if component := (obj.get("source") or obj.get("deprecatedSource") or {}).get("component"):
+    if component:
         return Attribution(component, "event.source.component")
-    if controller := obj.get("reportingComponent"):
-        return Attribution(controller, "event.reportingComponent")
+    if reporting_component:
+        return Attribution(reporting_component, "event.reportingComponent")
     return Attribution(None, "event names no reporter")
 
 
@@ -135,23 +183,23 @@ class Attributor:
     def __len__(self) -> int:
         return len(self._priors)
 
-    def observe(self, event_type: str, obj: Obj) -> Attribution:
-        if obj.get("kind") == "Event":
-            return event_attribution(obj)
-        uid = (obj.get("metadata") or {}).get("uid") or ""
-        before = self._priors.get(uid)
+    def observe(self, event_type: str, obj: Obj | Observed) -> Attribution:
+        seen = obj if isinstance(obj, Observed) else observed(obj)
+        if seen.reporter is not None:
+            return seen.reporter
+        before = self._priors.get(seen.uid)
         if event_type in ("DELETED", "INFERRED_DELETED"):
-            self._priors.pop(uid, None)
-            return deleted(event_type, before, obj)
-        after = prior_of(obj, before)
-        self._priors[uid] = after
+            self._priors.pop(seen.uid, None)
+            return deleted(event_type, before, seen)
+        after = prior_of(seen, before)
+        self._priors[seen.uid] = after
         return changed(event_type, before, after)
 
-    def remember(self, obj: Obj) -> None:
+    def remember(self, obj: Obj | Observed) -> None:
         """Update the prior without attributing (an unchanged object seen by a relist)."""
-        if obj.get("kind") != "Event":
-            uid = (obj.get("metadata") or {}).get("uid") or ""
-            self._priors[uid] = prior_of(obj, self._priors.get(uid))
+        seen = obj if isinstance(obj, Observed) else observed(obj)
+        if seen.reporter is None:
+            self._priors[seen.uid] = prior_of(seen, self._priors.get(seen.uid))
 
 
 def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
@@ -160,27 +208,27 @@ def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
         note = "listed; " if event_type == "LISTED" else ""
         if key is None:
             return Attribution(None, f"{note}no managedFields")
-        server_time = None if event_type == "LISTED" else after.managers[key][0] or None
+        server_time = None if event_type == "LISTED" else after.by_key[key][0] or None
         return Attribution(key[0], f"{note}{describe(key)} (latest entry)", server_time)
     special = lifecycle_write(before, after)
     if special is not None:
         return special
-    moved = advanced(before.managers, after.managers)
+    moved = advanced(before.by_key, after.by_key)
     if moved:
         others = f" (also {', '.join(describe(k) for k in moved[1:])})" if len(moved) > 1 else ""
-        time = after.managers[moved[0]][0]
+        time = after.by_key[moved[0]][0]
         return Attribution(moved[0][0], describe(moved[0]) + others + disruption_note(before, after),
-                           time if time > before.managers.get(moved[0], ("", 0))[0] else None)
+                           time if time > before.by_key.get(moved[0], ("", 0))[0] else None)
     return same_second_write(before, after)
 
 
 def same_second_write(before: Prior, after: Prior) -> Attribution:
     """No entry moved: the same manager wrote again within the second of its entry."""
-    status_keys = [k for k in after.managers if k[2] == "status"]
+    status_keys = [k for k in after.by_key if k[2] == "status"]
     if after.status != before.status and status_keys:
         key, part = latest(after, status_keys), "status changed"
     else:
-        other = [k for k in after.managers if k[2] != "status"]
+        other = [k for k in after.by_key if k[2] != "status"]
         key, part = latest(after, other) or latest(after), "no status change"
     if key is None:
         return Attribution(None, "no managedFields")
@@ -189,7 +237,7 @@ def same_second_write(before: Prior, after: Prior) -> Attribution:
 
 def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
     """The writes that change no managedFields entry."""
-    if after.managers != before.managers:
+    if after.by_key != before.by_key:
         return None
     if after.deletion and not before.deletion:
         requester = DISRUPTION_REQUESTERS.get(after.disruption or "")
@@ -213,23 +261,21 @@ def disruption_note(before: Prior | None, after: Prior) -> str:
     return ""
 
 
-def deleted(event_type: str, before: Prior | None, obj: Obj) -> Attribution:
+def deleted(event_type: str, before: Prior | None, seen: Observed) -> Attribution:
     """Who removed the object, as far as the last known state tells."""
     if event_type == "INFERRED_DELETED":
         return Attribution(None, "gone at a relist: the DELETED event was not seen")
-    md = obj.get("metadata") or {}
-    if md.get("deletionTimestamp"):
-        node = (obj.get("spec") or {}).get("nodeName") if obj.get("kind") == "Pod" else None
-        if node and md.get("deletionGracePeriodSeconds") == 0:
+    if seen.deletion:
+        if seen.node and seen.grace == 0:
             agent = before.status_writer if before and before.status_writer else "kubelet"
-            return Attribution(agent, f"removed after the grace-0 DELETE of the node agent of {node} "
+            return Attribution(agent, f"removed after the grace-0 DELETE of the node agent of {seen.node} "
                                       f"(last status writer {agent})")
-        if before and before.finalizers and not md.get("finalizers"):
+        if before and before.finalizers and not seen.finalizers:
             return Attribution(APISERVER, "removed once the last finalizer "
                                           f"({before.finalizers[-1]}) was cleared")
         return Attribution(APISERVER, "removed after deletionTimestamp (grace period over)")
-    if owners := md.get("ownerReferences"):
-        owner = owners[0]
+    if seen.owner is not None:
+        kind, name = seen.owner
         return Attribution(CONTROLLER_MANAGER, "DELETE by the garbage collector or the owning "
-                           f"controller (inferred from ownerReference {owner.get('kind')}/{owner.get('name')})")
+                           f"controller (inferred from ownerReference {kind}/{name})")
     return Attribution(APISERVER, "DELETE (requester unknown without audit logs)")

@@ -1,16 +1,23 @@
 """Where each watch stopped, so a restart resumes instead of relisting.
 
-One JSON file per watch in ``--state-dir``: the last resourceVersion whose records the sink
-confirmed, when it was seen, and the objects known at that point (uid → resourceVersion,
-namespace, name) — the state a relist is diffed against when the resourceVersion has expired
-meanwhile. Files are replaced atomically (write, fsync, rename, fsync the directory) and
-only after the sink confirmed the records they account for.
+Per watch in ``--state-dir``: the last resourceVersion whose records the sink confirmed,
+when it was seen, and the objects known at that point (uid → resourceVersion, namespace,
+name) — the state a relist is diffed against when the resourceVersion has expired
+meanwhile. Saved only after the sink confirmed the records they account for.
+
+The known map grows with the cluster (150k pods), so a save does not rewrite it: a snapshot
+(``<key>.checkpoint.json``, replaced atomically) plus a journal (``<key>.journal.jsonl``) of
+one fsync'd line per save with what changed since the last. The journal is folded into a
+new snapshot when it outgrows the snapshot; its lines name the snapshot's generation, so lines
+left from before a compaction are never applied to the newer snapshot, and a torn last line
+(a crash mid-save) is the save that did not happen.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 
 import orjson
@@ -21,6 +28,9 @@ log = logging.getLogger(__name__)
 
 Known = dict[str, list[str | None]]  # uid → [resourceVersion, namespace, name]
 FORMAT = 1
+#: The journal is folded into a new snapshot once it is larger than the snapshot (and this):
+#: each change is then written at most about twice, whatever the number of live objects.
+COMPACT_MIN_BYTES = 1 << 20
 
 
 class CheckpointError(KtraceError):
@@ -32,6 +42,18 @@ class Checkpoint:
     resource_version: str | None = None
     last_seen_at: int | None = None
     known: Known = field(default_factory=dict)
+    #: uid → entry (None: gone) changed since the last save: what the journal line holds.
+    changes: dict[str, list[str | None] | None] = field(default_factory=dict, compare=False)
+
+    def put(self, uid: str, rv: str | None, namespace: str | None, name: str | None) -> None:
+        entry = [rv, namespace, name]
+        self.known[uid] = self.changes[uid] = entry
+
+    def pop(self, uid: str) -> list[str | None] | None:
+        entry = self.known.pop(uid, None)
+        if entry is not None:
+            self.changes[uid] = None
+        return entry
 
 
 class CheckpointStore:
@@ -40,6 +62,7 @@ class CheckpointStore:
 
     def __init__(self, directory: str, scope: str) -> None:
         self.directory, self.scope = directory, scope
+        self._journals: dict[str, _Journal] = {}
         try:
             os.makedirs(directory, exist_ok=True)
         except OSError as exc:
@@ -47,6 +70,9 @@ class CheckpointStore:
 
     def path(self, key: str) -> str:
         return os.path.join(self.directory, f"{key}.checkpoint.json")
+
+    def journal_path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{key}.journal.jsonl")
 
     def load(self, key: str) -> Checkpoint | None:
         try:
@@ -61,12 +87,85 @@ class CheckpointStore:
             log.warning("checkpoint %s belongs to %r, not %r; ignoring it",
                         self.path(key), doc.get("scope"), self.scope)
             return None
-        return Checkpoint(doc.get("resourceVersion"), doc.get("lastSeenAt"), doc.get("known") or {})
+        checkpoint = Checkpoint(doc.get("resourceVersion"), doc.get("lastSeenAt"), doc.get("known") or {})
+        self._replay(key, doc.get("generation", 0), checkpoint)
+        return checkpoint
 
     def save(self, key: str, checkpoint: Checkpoint) -> None:
-        doc = {"format": FORMAT, "scope": self.scope, "resourceVersion": checkpoint.resource_version,
+        """A journal line with the changes since the last save, or a new snapshot (the first
+        save of this process, and when the journal has outgrown the known map)."""
+        journal = self._journals.get(key)
+        if journal is None or journal.size > max(COMPACT_MIN_BYTES, journal.snapshot_size):
+            self._snapshot(key, checkpoint)
+        else:
+            line = orjson.dumps({"generation": journal.generation,
+                                 "resourceVersion": checkpoint.resource_version,
+                                 "lastSeenAt": checkpoint.last_seen_at,
+                                 "changes": checkpoint.changes}) + b"\n"
+            _append_synced(self.journal_path(key), line)
+            journal.size += len(line)
+        checkpoint.changes = {}
+
+    def _snapshot(self, key: str, checkpoint: Checkpoint) -> None:
+        previous = self._journals.get(key)
+        generation = (previous.generation if previous else time.time_ns()) + 1
+        doc = {"format": FORMAT, "scope": self.scope, "generation": generation,
+               "resourceVersion": checkpoint.resource_version,
                "lastSeenAt": checkpoint.last_seen_at, "known": checkpoint.known}
-        write_atomically(self.path(key), orjson.dumps(doc))
+        data = orjson.dumps(doc)
+        write_atomically(self.path(key), data)
+        try:
+            os.truncate(self.journal_path(key), 0)  # its lines name an older generation anyway
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise CheckpointError(f"cannot truncate {self.journal_path(key)}: {exc}") from exc
+        self._journals[key] = _Journal(generation, len(data))
+
+    def _replay(self, key: str, generation: int, checkpoint: Checkpoint) -> None:
+        try:
+            with open(self.journal_path(key), "rb") as fh:
+                lines = fh.read().splitlines()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            log.error("checkpoint journal %s is unreadable (%s); using the snapshot alone",
+                      self.journal_path(key), exc)
+            return
+        for number, raw in enumerate(lines, 1):
+            try:
+                line = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                if number < len(lines):
+                    log.error("checkpoint journal %s: line %d is damaged; using the state before it",
+                              self.journal_path(key), number)
+                return  # a torn last line is a save that did not complete
+            if line.get("generation") != generation:
+                continue
+            checkpoint.resource_version = line.get("resourceVersion")
+            checkpoint.last_seen_at = line.get("lastSeenAt")
+            for uid, entry in (line.get("changes") or {}).items():
+                if entry is None:
+                    checkpoint.known.pop(uid, None)
+                else:
+                    checkpoint.known[uid] = entry
+
+
+@dataclass
+class _Journal:
+    generation: int
+    snapshot_size: int
+    size: int = 0
+
+
+def _append_synced(path: str, data: bytes) -> None:
+    try:
+        with open(path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        raise CheckpointError(f"cannot write checkpoint journal {path}: {exc}") from exc
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import msgspec
 import orjson
 
+from recorder import lean
 from recorder.kube.catalogue import Target
 from recorder.kube.client import ApiError, ConnectionLost
 from schemas.errors import KtraceError
@@ -63,8 +65,14 @@ class Synced:
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
     type: str  # ADDED, MODIFIED, DELETED
-    obj: Obj
+    obj: Obj | lean.RawObject  # the lean decode, or the full parse for shapes it does not model
     received_at: int
+
+    @property
+    def resource_version(self) -> str | None:
+        if isinstance(self.obj, lean.RawObject):
+            return self.obj.metadata.resourceVersion
+        return (self.obj.get("metadata") or {}).get("resourceVersion")
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +253,7 @@ class Informer:
                 if isinstance(item, Bookmark):
                     self._rv = item.resource_version or self._rv
                 else:
-                    self._rv = (item.obj.get("metadata") or {}).get("resourceVersion") or self._rv
+                    self._rv = item.resource_version or self._rv
                 events += 1
                 yield item
         finally:
@@ -276,8 +284,20 @@ class MalformedStream(KtraceError):
 
 def parse_event(line: bytes, where: str) -> WatchEvent | Bookmark:
     """One watch line → an item; Gone for an expired resourceVersion, MalformedStream for
-    garbage (the watch is re-opened from the last good resourceVersion, so nothing is skipped)."""
+    garbage (the watch is re-opened from the last good resourceVersion, so nothing is skipped).
+    Object events are decoded lean (``recorder.lean``); other lines and shapes the lean
+    structures do not model take the full parse."""
     received = now_us()
+    try:
+        kind, body = lean.split_line(line)
+        if kind in ("ADDED", "MODIFIED", "DELETED"):
+            return WatchEvent(kind, lean.read_object(body), received)
+    except (msgspec.DecodeError, msgspec.ValidationError, lean.LeanMiss):
+        pass  # the full parse below says what is wrong, or reads what lean does not model
+    return _parse_in_full(line, where, received)
+
+
+def _parse_in_full(line: bytes, where: str, received: int) -> WatchEvent | Bookmark:
     try:
         doc = orjson.loads(line)
         kind, obj = doc["type"], doc["object"]

@@ -125,7 +125,8 @@ class Recording:
         self.writer = Writer(self.sink, cluster=cluster, session=self.session,
                              topic_prefix=settings.topic_prefix,
                              redactor=redactor,
-                             metrics=self.metrics)
+                             metrics=self.metrics,
+                             typed_facts=settings.typed_facts)
         self.informers = [self._informer(KubeWatchApi(api), t) for t in targets]
         self.threads: list[threading.Thread] = []
         self.health: HealthServer | None = None

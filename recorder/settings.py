@@ -27,6 +27,7 @@ class RecordSettings:
     spool_max_bytes: int = DEFAULT_SPOOL_BYTES
     redact: tuple[str, ...] = ()
     no_redact: bool = False
+    typed_facts: bool = False  # also write the records' typed meta/facts (downstream consumers)
     metrics_port: int | None = None
     metrics_host: str = "0.0.0.0"
     duration: float | None = None  # stop after this many seconds

@@ -1,12 +1,14 @@
 """Objects too large for the destination are recorded smaller, flagged, never dropped.
 
-Steps, until the encoded record fits: drop ``metadata.managedFields`` from the stored JSON;
-keep only a metadata stub (no annotations, no managedFields); drop the JSON and the typed
-facts. ``objectSize`` keeps the size before truncation and ``truncated`` is set.
+The least useful parts go first, until the encoded record fits: ``metadata.managedFields``;
+``metadata.annotations``; spec fields the typed tables do not read, largest first; the rest
+of the spec; the status; then the JSON itself (and any typed facts). Metadata is kept to
+the last, and ``objectSize`` keeps the size before truncation with ``truncated`` set.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -17,38 +19,49 @@ from schemas.codec import Record
 #: Room for the envelope, meta and facts when estimating from the JSON size alone.
 ESTIMATE_MARGIN = 64 * 1024
 
+#: Spec fields the typed tables (and analyses) read, of every kind recorded: kept longest.
+READ_SPEC_FIELDS = frozenset({
+    "nodeName", "terminationGracePeriodSeconds", "containers", "volumes", "schedulerName",
+    "unschedulable", "taints", "holderIdentity", "leaseDurationSeconds", "renewTime",
+    "acquireTime", "strategy", "updateStrategy", "parallelism", "replicas", "selector",
+    "claimRef", "source", "volumeName", "storageClassName", "attacher", "finalizers",
+})
 
-def fit(record: Record, obj: dict[str, Any], max_bytes: int) -> Record:
+Obj = dict[str, Any]
+
+
+def fit(record: Record, max_bytes: int) -> Record:
     """``record`` unchanged when it fits ``max_bytes`` encoded, else a truncated copy."""
     body = record["object"] or b""
     if 2 * len(body) + ESTIMATE_MARGIN < max_bytes:
         return record  # facts are never larger than the JSON they come from: no need to encode
     if len(codec.encode(record)) <= max_bytes:
         return record
-    for shrink in (_without_managed_fields, _metadata_stub, _bare):
-        smaller = shrink(record, obj)
-        if len(codec.encode(smaller)) <= max_bytes:
-            return smaller
-    return {**_bare(record, obj), "meta": None}
+    if body:
+        for smaller in _shrunk(orjson.loads(body)):
+            candidate = {**record, "object": orjson.dumps(smaller), "truncated": True}
+            if len(codec.encode(candidate)) <= max_bytes:
+                return candidate
+    return {**record, "object": None, "truncated": True, "meta": None, "facts": None}
 
 
-def _with_object(record: Record, obj: dict[str, Any] | None, **changes: Any) -> Record:
-    return {**record, "object": orjson.dumps(obj) if obj is not None else None,
-            "truncated": True, **changes}
-
-
-def _without_managed_fields(record: Record, obj: dict[str, Any]) -> Record:
-    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
-    return _with_object(record, {**obj, "metadata": metadata})
-
-
-def _metadata_stub(record: Record, obj: dict[str, Any]) -> Record:
-    dropped = ("managedFields", "annotations")
-    metadata = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in dropped}
-    return _with_object(record, {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
-                                 "metadata": metadata})
-
-
-def _bare(record: Record, obj: dict[str, Any]) -> Record:
-    return _with_object(record, None, facts=None)
-
+def _shrunk(obj: Obj) -> Iterator[Obj]:
+    """Ever smaller versions of ``obj``, least useful parts dropped first."""
+    metadata = dict(obj.get("metadata") or {})
+    obj = {**obj, "metadata": metadata}
+    for part in ("managedFields", "annotations"):
+        if metadata.pop(part, None) is not None:
+            yield obj
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        obj["spec"] = spec
+        unread = sorted((k for k in spec if k not in READ_SPEC_FIELDS),
+                        key=lambda k: len(orjson.dumps(spec[k])), reverse=True)
+        for key in unread:
+            del spec[key]
+            yield obj
+    for part in ("spec", "status"):
+        if obj.pop(part, None) is not None:
+            yield obj
+    yield {key: obj[key] for key in ("apiVersion", "kind", "metadata") if key in obj}

@@ -26,15 +26,16 @@ from typing import Any
 import orjson
 
 from recorder import informer as inf
-from recorder import truncation
-from recorder.attribution import Attribution, Attributor
+from recorder import lean, truncation
+from recorder.attribution import Attribution, Attributor, observed
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
 from recorder.redaction import Redactor
 from recorder.sinks import Sink
+from recorder.splice import SpanRedactor
 from schemas import records, topics
-from schemas.facts import parse_time
+from schemas.facts import extract_facts, extract_meta, parse_time
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,15 @@ class WatchState:
 
 
 class Writer:
+    """``typed_facts`` also fills the records' ``meta``/``facts`` (``--typed-facts``), for
+    Kafka consumers that want typed Avro fields; the object JSON holds all they would."""
+
     def __init__(self, sink: Sink, *, cluster: str, session: str, topic_prefix: str,
-                 redactor: Redactor, metrics: Metrics | None = None) -> None:
+                 redactor: Redactor, metrics: Metrics | None = None,
+                 typed_facts: bool = False) -> None:
         self.sink, self.cluster, self.session = sink, cluster, session
-        self.prefix, self.redactor = topic_prefix, redactor
+        self.prefix, self.redactor, self.typed_facts = topic_prefix, redactor, typed_facts
+        self.splicer = SpanRedactor(redactor.paths)
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
         self._seq: Counter = Counter()
@@ -122,8 +128,8 @@ class Writer:
                          toResourceVersion=item.resource_version, toTime=item.received_at)
 
     def _on_listed(self, state: WatchState, item: inf.Listed) -> None:
-        md = item.obj.get("metadata") or {}
-        uid, rv = md.get("uid") or "", md.get("resourceVersion")
+        uid, rv, namespace, name = lean.identity(item.obj)[2:]
+        uid = uid or ""
         if state.listing is None:
             state.listing = set()
         state.listing.add(uid)
@@ -140,7 +146,7 @@ class Writer:
             return
         state.counts[kind.lower()] += 1
         self._object(state, kind, item.obj, item.received_at, inferred=inferred)
-        state.known[uid] = [rv, md.get("namespace"), md.get("name")]
+        state.checkpoint.put(uid, rv, namespace, name)
         state.dirty = True
 
     def _on_synced(self, state: WatchState, item: inf.Synced) -> None:
@@ -158,20 +164,20 @@ class Writer:
         self._set_ready(state)
 
     def _inferred_deleted(self, state: WatchState, uid: str, item: inf.Synced) -> None:
-        rv, namespace, name = state.known.pop(uid)
+        rv, namespace, name = state.checkpoint.pop(uid)
         stub = {"apiVersion": state.target.api_version, "kind": state.target.kind,
                 "metadata": {"uid": uid, "name": name, "namespace": namespace, "resourceVersion": rv}}
         state.counts["inferred_deleted"] += 1
         self._object(state, "INFERRED_DELETED", stub, item.received_at, inferred=True, stored=False)
 
     def _on_event(self, state: WatchState, item: inf.WatchEvent) -> None:
-        md = item.obj.get("metadata") or {}
-        uid, rv = md.get("uid") or "", md.get("resourceVersion")
+        uid, rv, namespace, name = lean.identity(item.obj)[2:]
+        uid = uid or ""
         self._object(state, item.type, item.obj, item.received_at)
         if item.type == "DELETED":
-            state.known.pop(uid, None)
+            state.checkpoint.pop(uid)
         else:
-            state.known[uid] = [rv, md.get("namespace"), md.get("name")]
+            state.checkpoint.put(uid, rv, namespace, name)
         state.checkpoint.resource_version = rv or state.checkpoint.resource_version
         state.checkpoint.last_seen_at = item.received_at
         state.dirty = True
@@ -203,24 +209,48 @@ class Writer:
 
     # --- records --------------------------------------------------------------------------
 
-    def _object(self, state: WatchState, event_type: str, obj: Obj, received_at: int, *,
-                inferred: bool = False, stored: bool = True) -> None:
-        attribution = state.attributor.observe(event_type, obj)
-        self.redactor.apply(obj)
-        body = orjson.dumps(obj) if stored else None
-        record = records.object_record(
+    def _object(self, state: WatchState, event_type: str, obj: Obj | lean.RawObject,
+                received_at: int, *, inferred: bool = False, stored: bool = True) -> None:
+        api_version, kind, uid, rv, namespace, name = lean.identity(obj)
+        if isinstance(obj, lean.RawObject):
+            attribution = state.attributor.observe(event_type, obj.seen)
+            body = self._redacted(obj.body) if stored else None
+        else:
+            attribution = state.attributor.observe(event_type, observed(obj))
+            self.redactor.apply(obj)
+            body = orjson.dumps(obj) if stored else None
+        typed = self._typed(kind, obj, body)
+        record = records.envelope_record(
             cluster=self.cluster, session=self.session, seq=self._next_seq(state.topic),
-            event_type=event_type, resource=state.target.resource, obj=obj, object_json=body,
-            received_at=received_at, component=attribution.component,
-            attribution=attribution.evidence, inferred=inferred)
-        fitted = truncation.fit(record, obj, self.sink.max_record_bytes)
+            event_type=event_type, resource=state.target.resource, api_version=api_version,
+            kind=kind, namespace=namespace, name=name, uid=uid, resource_version=rv,
+            object_json=body, received_at=received_at, component=attribution.component,
+            attribution=attribution.evidence, inferred=inferred, meta=typed[0], facts=typed[1])
+        fitted = truncation.fit(record, self.sink.max_record_bytes)
         if fitted["truncated"]:
             self.metrics.truncated.labels(state.target.resource).inc()
             log.warning("%s %s/%s: %d bytes do not fit the sink; recorded truncated",
-                        state.target.resource, record["namespace"], record["name"], len(body or b""))
+                        state.target.resource, namespace, name, len(body or b""))
         self.sink.send(state.topic, fitted)
         self.metrics.events.labels(state.target.resource, event_type).inc()
         self._observe_lag(state, attribution, received_at)
+
+    def _redacted(self, body: bytes) -> bytes:
+        """The raw JSON redacted in place; the full parse when the spans cannot be located."""
+        if self.splicer.usable:
+            spliced = self.splicer.apply(body)
+            if spliced is not None:
+                return spliced
+        obj = orjson.loads(body)
+        self.redactor.apply(obj)
+        return orjson.dumps(obj)
+
+    def _typed(self, kind: str, obj: Obj | lean.RawObject, body: bytes | None) -> tuple[Any, Any]:
+        """(meta, facts) with ``--typed-facts``, read from the object as stored (redacted)."""
+        if not self.typed_facts:
+            return None, None
+        parsed = orjson.loads(body or b"{}") if isinstance(obj, lean.RawObject) else obj
+        return extract_meta(parsed), extract_facts(kind, parsed)
 
     def _observe_lag(self, state: WatchState, attribution: Attribution, received_at: int) -> None:
         written = parse_time(attribution.server_time)

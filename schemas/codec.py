@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 
 from fastavro import schemaless_reader, schemaless_writer
 
-from schemas import repository
+from schemas import envelope, repository
 from schemas.errors import DecodeError
 
 SINGLE_OBJECT_MAGIC = b"\xc3\x01"
@@ -26,6 +26,8 @@ Record = dict[str, Any]
 
 def encode(record: Record) -> bytes:
     """Avro body of ``record`` written with the current schema."""
+    if record.get("meta") is None and record.get("facts") is None and record.get("marker") is None:
+        return envelope.encode(record)  # the recorder's records: no typed parts, same bytes
     meta = record.get("meta")
     if meta is not None and not isinstance(meta, tuple):
         # Naming the union branch spares fastavro matching the record against it: the

@@ -30,25 +30,62 @@ def object_record(
     object_size: int | None = None,
     truncated: bool = False,
     time_source: str = "received",
+    typed_facts: bool = True,
 ) -> Record:
-    """A Record for one object event; ``object_json`` is the (redacted) JSON as stored."""
+    """A Record for one object event; ``object_json`` is the (redacted) JSON as stored, and
+    ``meta``/``facts`` are filled from ``obj`` when ``typed_facts``."""
     md = obj.get("metadata") or {}
-    rv = md.get("resourceVersion")
     kind = obj.get("kind") or ""
+    return envelope_record(
+        cluster=cluster, session=session, seq=seq, event_type=event_type, resource=resource,
+        api_version=obj.get("apiVersion") or "", kind=kind, namespace=md.get("namespace"),
+        name=md.get("name"), uid=md.get("uid"), resource_version=md.get("resourceVersion"),
+        object_json=object_json, received_at=received_at, component=component,
+        attribution=attribution, inferred=inferred, object_size=object_size, truncated=truncated,
+        time_source=time_source, meta=extract_meta(obj) if typed_facts else None,
+        facts=extract_facts(kind, obj) if typed_facts else None)
+
+
+def envelope_record(
+    *,
+    cluster: str,
+    session: str,
+    seq: int,
+    event_type: str,
+    resource: str,
+    api_version: str,
+    kind: str,
+    namespace: str | None,
+    name: str | None,
+    uid: str | None,
+    resource_version: str | None,
+    object_json: bytes | None,
+    received_at: int,
+    component: str | None = None,
+    attribution: str | None = None,
+    inferred: bool = False,
+    object_size: int | None = None,
+    truncated: bool = False,
+    time_source: str = "received",
+    meta: dict[str, Any] | None = None,
+    facts: Any = None,
+) -> Record:
+    """A Record for one object event from its identity; ``meta``/``facts`` are optional (the
+    object JSON holds everything they would)."""
     return {
         "cluster": cluster,
         "session": session,
         "seq": seq,
         "type": event_type,
         "inferred": inferred,
-        "apiVersion": obj.get("apiVersion") or "",
+        "apiVersion": api_version,
         "kind": kind,
         "resource": resource,
-        "namespace": md.get("namespace"),
-        "name": md.get("name"),
-        "uid": md.get("uid"),
-        "resourceVersion": rv,
-        "resourceVersionNumber": resource_version_number(rv),
+        "namespace": namespace,
+        "name": name,
+        "uid": uid,
+        "resourceVersion": resource_version,
+        "resourceVersionNumber": resource_version_number(resource_version),
         "timeSource": time_source,
         "receivedAt": received_at,
         "component": component,
@@ -56,8 +93,8 @@ def object_record(
         "object": object_json,
         "objectSize": len(object_json or b"") if object_size is None else object_size,
         "truncated": truncated,
-        "meta": extract_meta(obj),
-        "facts": extract_facts(kind, obj),
+        "meta": meta,
+        "facts": facts,
         "marker": None,
     }
 

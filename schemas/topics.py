@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from schemas.codec import Record
 
 DEFAULT_PREFIX = "ktrace"
@@ -26,10 +28,37 @@ def resource_of(prefix: str, topic: str) -> str | None:
     return topic[len(head):] if topic.startswith(head) else None
 
 
+class _Reference(msgspec.Struct):
+    uid: str | None = None
+
+
+class _EventAbout(msgspec.Struct):
+    """What a core/v1 or events.k8s.io/v1 Event is about."""
+    regarding: _Reference | None = None
+    involvedObject: _Reference | None = None
+
+
+_EVENT_ABOUT = msgspec.json.Decoder(_EventAbout)
+
+
+def regarding_uid(object_json: bytes) -> str | None:
+    try:
+        about = _EVENT_ABOUT.decode(object_json)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    for ref in (about.regarding, about.involvedObject):
+        if ref is not None and ref.uid:
+            return ref.uid
+    return None
+
+
 def key_for(record: Record) -> bytes:
     facts = record.get("facts")
     if isinstance(facts, tuple) and facts[0] == "io.ktrace.EventFacts" and facts[1].get("regardingUid"):
         return facts[1]["regardingUid"].encode()
+    if facts is None and record.get("kind") == "Event" and record.get("object"):
+        if uid := regarding_uid(record["object"]):
+            return uid.encode()
     if record.get("uid"):
         return record["uid"].encode()
     return record["session"].encode()

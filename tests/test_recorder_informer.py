@@ -99,7 +99,7 @@ def test_list_then_watch_in_server_order() -> None:
     assert isinstance(synced, inf.Synced) and synced.count == 3
     assert watching == inf.Watching(started.resource_version)
     events = items[len(items) - len(lines):]
-    assert [(e.type, e.obj["metadata"]["resourceVersion"]) for e in events] == [
+    assert [(e.type, e.resource_version) for e in events] == [
         (orjson.loads(line)["type"], rv_of(line)) for line in lines]
     # the stream ended (server timeout): the next watch starts after the last event
     assert api.watch_calls == [started.resource_version, rv_of(lines[-1])]
@@ -153,7 +153,7 @@ def test_malformed_line_is_counted_and_the_watch_resumes_after_the_last_good_eve
     assert [p.what for p in problems] == ["malformed"]
     events = [i for i in items if isinstance(i, inf.WatchEvent)]
     # nothing recorded is lost and nothing after the bad line is skipped
-    assert [e.obj["metadata"]["resourceVersion"] for e in events] == [rv_of(l) for l in lines[:8]]
+    assert [e.resource_version for e in events] == [rv_of(l) for l in lines[:8]]
     assert api.watch_calls[:2] == ["1", rv_of(lines[4])]
     [error] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert error.getMessage().startswith("pods.core.capture: malformed watch line (")

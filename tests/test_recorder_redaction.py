@@ -74,7 +74,7 @@ def test_bad_paths_are_one_clear_error(bad: str) -> None:
 def record_for(obj: dict) -> dict:
     return records.object_record(cluster="c", session="s", seq=0, event_type="MODIFIED",
                                  resource="pods", obj=obj, object_json=orjson.dumps(obj),
-                                 received_at=1)
+                                 received_at=1, typed_facts=False)
 
 
 def big_pod(managed: int, annotations: int) -> dict:
@@ -86,13 +86,13 @@ def big_pod(managed: int, annotations: int) -> dict:
 
 def test_small_records_are_untouched() -> None:
     record = record_for(POD)
-    assert truncation.fit(record, POD, 1_000_000) is record
+    assert truncation.fit(record, 1_000_000) is record
 
 
 def test_managed_fields_go_first() -> None:
     pod = big_pod(managed=20_000, annotations=10)
     record = record_for(pod)
-    fitted = truncation.fit(record, pod, 200_000)
+    fitted = truncation.fit(record, 200_000)
     stored = orjson.loads(fitted["object"])
     assert fitted["truncated"] and "managedFields" not in stored["metadata"]
     assert stored["spec"] == pod["spec"]
@@ -100,13 +100,21 @@ def test_managed_fields_go_first() -> None:
     assert len(codec.encode(fitted)) <= 200_000
 
 
-def test_then_the_body_then_everything_but_the_envelope() -> None:
+def test_then_annotations_then_unread_spec_then_everything_but_the_envelope() -> None:
     pod = big_pod(managed=10, annotations=300_000)
-    fitted = truncation.fit(record_for(pod), pod, 100_000)
+    fitted = truncation.fit(record_for(pod), 100_000)
+    stored = orjson.loads(fitted["object"])
+    assert fitted["truncated"] and stored["spec"] == pod["spec"]  # spec and status stay
+    assert "annotations" not in stored["metadata"] and stored["metadata"]["uid"] == "u1"
+    pod["spec"]["affinity"] = {"big": "a" * 300_000}  # read by no typed table: goes first
+    fitted = truncation.fit(record_for(pod), 100_000)
+    stored = orjson.loads(fitted["object"])
+    assert "affinity" not in stored["spec"] and stored["spec"]["containers"] == pod["spec"]["containers"]
+    pod["spec"]["nodeName"] = "n" * 300_000  # read by the typed tables: the spec goes whole
+    fitted = truncation.fit(record_for(pod), 100_000)
     stored = orjson.loads(fitted["object"])
     assert fitted["truncated"] and set(stored) == {"apiVersion", "kind", "metadata"}
-    assert "annotations" not in stored["metadata"] and stored["metadata"]["uid"] == "u1"
     pod["metadata"]["labels"] = {f"l{i}": "z" * 60 for i in range(2000)}
-    fitted = truncation.fit(record_for(pod), pod, 20_000)
+    fitted = truncation.fit(record_for(pod), 20_000)
     assert fitted["truncated"] and fitted["object"] is None and fitted["uid"] == "u1"
     assert len(codec.encode(fitted)) <= 20_000

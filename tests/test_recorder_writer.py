@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from recorder import informer as inf
+from recorder import lean
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.redaction import Redactor
@@ -123,7 +124,7 @@ def test_relist_records_only_what_differs(tmp_path: Path) -> None:
     listed = [o for page in pages for o in page["items"]]
     writer = new_writer(tmp_path, ["pods"])
     seen = pods_until(writer, 7)
-    last_rv = seen[-1].obj["metadata"]["resourceVersion"]
+    last_rv = seen[-1].resource_version
     relist(writer, listed, pages[0]["metadata"]["resourceVersion"])
     recs = finish(writer, tmp_path)["t.pods"]
     tail = recs[recs.index(next(r for r in recs if r["type"] == "RELIST")):]
@@ -132,7 +133,7 @@ def test_relist_records_only_what_differs(tmp_path: Path) -> None:
     assert gap["fromResourceVersion"] == last_rv and gap["toResourceVersion"] == pages[0]["metadata"]["resourceVersion"]
     assert gap["fromTime"] == seen[-1].received_at and gap["toTime"] == 11
     modified = tail[2]
-    assert modified["inferred"] and modified["uid"] == seen[-1].obj["metadata"]["uid"]
+    assert modified["inferred"] and modified["uid"] == lean.identity(seen[-1].obj)[2]
     assert tail[3]["marker"]["detail"] == "modified 1, unchanged 2" and tail[3]["marker"]["objectCount"] == 3
 
 
@@ -143,7 +144,7 @@ def test_relist_infers_additions(tmp_path: Path) -> None:
     relist(writer, [o for page in pages for o in page["items"]], pages[0]["metadata"]["resourceVersion"])
     recs = finish(writer, tmp_path)["t.pods"]
     added = [r for r in recs if r["type"] == "ADDED" and r["inferred"]]
-    assert [r["uid"] for r in added] == [events("pods")[6].obj["metadata"]["uid"]]
+    assert [r["uid"] for r in added] == [lean.identity(events("pods")[6].obj)[2]]
 
 
 def test_relist_infers_deletions_from_the_last_known_state(tmp_path: Path) -> None:
@@ -151,8 +152,8 @@ def test_relist_infers_deletions_from_the_last_known_state(tmp_path: Path) -> No
     namespace's real final state, empty) makes them INFERRED_DELETED."""
     writer = new_writer(tmp_path, ["pods"])
     seen = pods_until(writer, len(lines("pods")) - 4)
-    alive = {e.obj["metadata"]["uid"] for e in seen if e.type != "DELETED"} - {
-        e.obj["metadata"]["uid"] for e in seen if e.type == "DELETED"}
+    alive = {lean.identity(e.obj)[2] for e in seen if e.type != "DELETED"} - {
+        lean.identity(e.obj)[2] for e in seen if e.type == "DELETED"}
     relist(writer, [], "999")
     recs = finish(writer, tmp_path)["t.pods"]
     gone = [r for r in recs if r["type"] == "INFERRED_DELETED"]
@@ -166,8 +167,8 @@ def test_checkpoint_follows_what_was_handled(tmp_path: Path) -> None:
     writer = new_writer(tmp_path, ["pods"])
     seen = pods_until(writer, 10)
     cp = writer.states[TARGETS["pods"].key].checkpoint
-    assert cp.resource_version == seen[-1].obj["metadata"]["resourceVersion"]
-    assert set(cp.known) == {e.obj["metadata"]["uid"] for e in seen}
+    assert cp.resource_version == seen[-1].resource_version
+    assert set(cp.known) == {lean.identity(e.obj)[2] for e in seen}
     writer.handle(TARGETS["pods"].key, inf.Bookmark("12345", 99))
     assert cp.resource_version == "12345" and cp.last_seen_at == 99
     writer.sink.close()

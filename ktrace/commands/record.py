@@ -37,6 +37,9 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 @click.option("--redact", multiple=True, metavar="PATH",
               help="Also redact this JSONPath-ish path, e.g. \"metadata.annotations['x/token']\".")
 @click.option("--no-redact", is_flag=True, help="Record env values and last-applied configuration as sent.")
+@click.option("--typed-facts", is_flag=True,
+              help="Also write the typed meta/facts Avro fields, for Kafka consumers that read "
+                   "them (the object JSON holds the same; ktrace replay does not need them).")
 @click.option("--metrics-port", type=click.IntRange(0, 65535),
               help="Serve /metrics, /healthz and /readyz on this port.")
 @click.option("--duration", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
@@ -45,7 +48,8 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            namespaces: tuple[str, ...], kafka: KafkaSettings | None, topic_prefix: str,
            cluster: str | None, out: str | None, state_dir: str | None, spool_dir: str | None,
-           spool_max_mb: int, redact: tuple[str, ...], no_redact: bool, metrics_port: int | None,
+           spool_max_mb: int, redact: tuple[str, ...], no_redact: bool, typed_facts: bool,
+           metrics_port: int | None,
            duration: float | None, log_format: str) -> None:
     """Record every change the API server reports (list/watch), with the component that made
     it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration."""
@@ -59,7 +63,8 @@ def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
         kubeconfig=kubeconfig, context=context, kinds=kinds, namespaces=namespaces, kafka=kafka,
         topic_prefix=topic_prefix, cluster=cluster, out=out, state_dir=state_dir,
         spool_dir=spool_dir, spool_max_bytes=spool_max_mb * 2**20, redact=redact,
-        no_redact=no_redact, metrics_port=metrics_port, duration=duration)
+        no_redact=no_redact, typed_facts=typed_facts, metrics_port=metrics_port,
+        duration=duration)
     summary = run_recording(settings)
     click.echo(f"session {summary.session}: {summary.records} records to {summary.destination} "
                f"({summary.cause})", err=True)

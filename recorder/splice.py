@@ -1,0 +1,193 @@
+"""Redaction in place on an object's raw JSON: the values at the redaction paths are found
+as byte spans and replaced, everything else stays the bytes the API server sent.
+
+The paths (``recorder.redaction``) are merged into one trie and walked with msgspec, which
+decodes each node on the way as ``dict[str, Raw]`` or ``list[Raw]``: values off the paths are
+skipped in C and never built. A ``msgspec.Raw`` is a view into the buffer it was decoded
+from, so its position is its address minus the buffer's (``_address``: msgspec keeps the
+view's pointer right after the buffer owner; checked at import, and ``SpanRedactor.usable``
+is False — the full parse is used — if a msgspec version lays it out otherwise). The rules
+are those of ``Redactor.apply``: a value at a path is replaced by ``"ktrace:redacted"``
+unless it is null or already redacted; a path under a redacted value finds nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any
+
+import msgspec
+import msgspec.structs
+
+from recorder.redaction import REDACTED, Segment
+
+_RAW_POINTER_OFFSET = sys.getsizeof(object()) + ctypes.sizeof(ctypes.c_void_p)  # head, owner
+_BYTES_HEADER = sys.getsizeof(b"") - 1  # where a bytes object's data starts (CPython)
+_DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+_ROOT = msgspec.json.Decoder(msgspec.Raw)
+_REPLACEMENT = msgspec.json.encode(REDACTED)
+Span = tuple[int, int]
+_NULL = msgspec.Raw(b"null")
+_OPEN_LIST = ord("[")
+
+
+class Node:
+    """One step of the merged paths, typed for msgspec: the whole tree of paths becomes one
+    nested type, so one decode of the body reads exactly the values on the paths (Raw at the
+    ends) and skips everything else in C. A step that mixes keys with ``[*]``/``[N]`` stays
+    Raw and is walked by decoding it on the way (``_items``)."""
+
+    __slots__ = ("leaf", "children", "keys", "every", "indexes", "shape", "type", "decoder")
+
+    def __init__(self) -> None:
+        self.leaf = False
+        self.children: dict[Segment, Node] = {}
+
+    def compile(self) -> Any:
+        for child in self.children.values():
+            child.compile()
+        self.keys = [(arg, child) for (kind, arg), child in self.children.items() if kind == "key"]
+        self.every = self.children.get(("all", None))
+        self.indexes = [(arg, child) for (kind, arg), child in self.children.items() if kind == "index"]
+        if self.leaf or not self.children:
+            self.shape, self.type = "raw", msgspec.Raw
+        elif self.keys and self.every is None and not self.indexes:
+            names = {f"k{i}": key for i, (key, _) in enumerate(self.keys)}
+            fields = [(n, child.optional(), None) for n, (_, child) in zip(names, self.keys)]
+            self.shape = "keys"
+            self.type = msgspec.defstruct("Wanted", fields, rename=names)
+        elif self.every is not None and not self.keys and not self.indexes:
+            item = self.every.optional()
+            self.shape, self.type = "every", list[item] | dict[str, item] | None
+        else:
+            self.shape, self.type = "walk", msgspec.Raw
+        self.decoder = msgspec.json.Decoder(self.type)
+        return self.type
+
+    def optional(self) -> Any:
+        return self.type if self.shape in ("raw", "walk", "every") else self.type | None
+
+
+def _address(raw: msgspec.Raw) -> int:
+    return ctypes.c_size_t.from_address(id(raw) + _RAW_POINTER_OFFSET).value
+
+
+def _bytes_address(data: bytes) -> int:
+    return id(data) + _BYTES_HEADER
+
+
+def _layout_ok() -> bool:
+    doc = b'{"a":[1,{"b":"xy"}]}'
+    root = _ROOT.decode(doc)
+    inner = _LIST.decode(_DICT.decode(root)["a"])[1]
+    value = _DICT.decode(inner)["b"]
+    return (_address(root) == _bytes_address(doc) and _address(value) - _address(root) == 14
+            and len(value) == 4)
+
+
+class SpanRedactor:
+    """``apply(body) → body`` with the values at ``paths`` (parsed segments) redacted."""
+
+    usable = _layout_ok()
+
+    def __init__(self, paths: list[list[Segment]]) -> None:
+        self.root = Node()
+        for path in paths:
+            node = self.root
+            for segment in path:
+                node = node.children.setdefault(segment, Node())
+            node.leaf = True
+        self.root.compile()
+
+    def spans(self, body: bytes) -> list[Span] | None:
+        """Byte spans of the values to replace; None when the body does not have the shape
+        the paths expect (then only the full parse can apply them as ``Redactor`` does)."""
+        if not self.root.children:
+            return []
+        if type(body) is not bytes:
+            body = bytes(body)  # offsets are taken from the bytes object's own buffer
+        try:
+            tree = self.root.decoder.decode(body)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return None
+        if tree is None:
+            return []
+        found: list[Span] = []
+        _collect(tree, self.root, _bytes_address(body), found)
+        return found
+
+    def apply(self, body: bytes) -> bytes | None:
+        """``body`` with the located values replaced (the same object if nothing matched);
+        None when ``spans`` is."""
+        spans = self.spans(body)
+        if not spans:
+            return body if spans is not None else None
+        start, parts = 0, []
+        for begin, end in sorted(spans):
+            if begin < start:
+                continue  # inside a value already replaced
+            parts += (body[start:begin], _REPLACEMENT)
+            start = end
+        parts.append(body[start:])
+        return b"".join(parts)
+
+
+def _collect(value: Any, node: Node, base: int, found: list[Span]) -> None:
+    """The spans of the leaves under ``value`` (not None), decoded as ``node.type``."""
+    if node.shape == "keys":
+        pairs: Any = zip(node.keys, msgspec.structs.astuple(value))
+        for (_, child), item in pairs:
+            if item is not None:
+                if child.leaf:
+                    _leaf(item, base, found)
+                else:
+                    _collect(item, child, base, found)
+        return
+    if node.shape == "every":
+        child = node.every
+        for item in value.values() if isinstance(value, dict) else value:
+            if item is not None:
+                if child.leaf:
+                    _leaf(item, base, found)
+                else:
+                    _collect(item, child, base, found)
+        return
+    for child, item in _items(value, node):  # a "walk" step
+        if child.leaf:
+            _leaf(item, base, found)
+            continue
+        if child.shape in ("keys", "every"):
+            try:
+                item = child.decoder.decode(item)
+            except msgspec.ValidationError:
+                continue  # not the container the path expects: nothing here, as in Redactor
+        _collect(item, child, base, found)
+
+
+def _leaf(value: msgspec.Raw, base: int, found: list[Span]) -> None:
+    """A value at a path: replaced unless null or already redacted (Redactor's _leaf)."""
+    size = len(value)
+    if size == 4 or size >= len(_REPLACEMENT):
+        data = bytes(value)
+        if data == b"null" or data == _REPLACEMENT or (
+                data[:1] == b'"' and b"\\" in data and msgspec.json.decode(data) == REDACTED):
+            return
+    begin = _address(value) - base
+    found.append((begin, begin + size))
+
+
+def _items(raw: msgspec.Raw, node: Node) -> list[tuple[Node, msgspec.Raw]]:
+    """(path step, value) pairs of a step that mixes keys with ``[*]``/``[N]``, its children
+    decoded as Raw (``_collect`` then walks them as ``walk`` nodes too, or as leaves)."""
+    try:
+        if memoryview(raw)[0] == _OPEN_LIST:
+            values = _LIST.decode(raw)
+            pairs = [(child, values[i]) for i, child in node.indexes if -len(values) <= i < len(values)]
+            return pairs + [(node.every, v) for v in values] if node.every else pairs
+        mapping = _DICT.decode(raw)
+    except msgspec.ValidationError:
+        return []  # not a container: the paths find nothing here, as in Redactor
+    pairs = [(child, mapping[key]) for key, child in node.keys if key in mapping]
+    return pairs + [(node.every, v) for v in mapping.values()] if node.every else pairs
