@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bench.workload import TARGETS
-from recorder import informer
+from recorder import informer, lean
 from recorder.checkpoint import CheckpointStore
 from recorder.metrics import Metrics
 from recorder.redaction import Redactor
@@ -63,7 +63,7 @@ class Pipeline:
         for line in lines:
             item = informer.parse_event(line, "bench")
             # The seed has no BOOKMARK lines: every item is a WatchEvent with its object's kind.
-            self.writer.handle(self.keys[item.obj["kind"]], item)
+            self.writer.handle(self.keys[lean.identity(item.obj)[1]], item)
             count += 1
             self._unflushed += 1
             self._maybe_flush()

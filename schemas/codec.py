@@ -8,6 +8,7 @@ the current schema, so old recordings keep decoding.
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Any, BinaryIO
 
@@ -79,11 +80,13 @@ def unframe(data: bytes) -> tuple[bytes, bytes]:
 
 def kafka_headers(record: Record) -> list[tuple[str, bytes]]:
     """Headers naming the writer schema and the record type, so consumers can route and
-    decode without parsing the body."""
-    return [
-        (HEADER_SCHEMA, repository.current().fingerprint),
-        (HEADER_TYPE, record["type"].encode()),
-    ]
+    decode without parsing the body (one shared list per record type: they never change)."""
+    return _headers(record["type"])
+
+
+@functools.lru_cache(maxsize=64)
+def _headers(record_type: str) -> list[tuple[str, bytes]]:
+    return [(HEADER_SCHEMA, repository.current().fingerprint), (HEADER_TYPE, record_type.encode())]
 
 
 def fingerprint_from_headers(headers: list[tuple[str, bytes]] | None) -> bytes:
