@@ -126,8 +126,21 @@ def identity(obj: dict[str, Any] | RawObject) -> Identity:
             md.get("resourceVersion"), md.get("namespace"), md.get("name"))
 
 
+_TYPE_PREFIX = b'{"type":"'
+_OBJECT_KEY = b'","object":'
+
+
 def split_line(line: bytes) -> tuple[str, bytes]:
-    """(event type, object bytes); msgspec.DecodeError/ValidationError for garbage."""
+    """(event type, object bytes); msgspec.DecodeError/ValidationError for garbage.
+
+    The API server writes ``{"type":"T","object":{…}}``: read in that form, the object is the
+    bytes between its key and the final brace, and its own decode (``read_object``, which
+    rejects trailing bytes) proves the line well-formed, so the line is not scanned twice."""
+    end = line.find(_OBJECT_KEY, len(_TYPE_PREFIX), 40)
+    if end > 0 and line.startswith(_TYPE_PREFIX):
+        kind, tail = line[len(_TYPE_PREFIX):end], line.rstrip()
+        if tail.endswith(b"}") and b'"' not in kind and b"\\" not in kind:
+            return kind.decode(), tail[end + len(_OBJECT_KEY):-1]
     event = _LINE.decode(line)
     return event.type, bytes(event.object)
 

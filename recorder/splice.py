@@ -108,14 +108,15 @@ class SpanRedactor:
             return []
         if type(body) is not bytes:
             body = bytes(body)  # offsets are taken from the bytes object's own buffer
+        found: list[Span] = []
         try:
             tree = self.root.decoder.decode(body)
+            if tree is not None:
+                _collect(tree, self.root, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
+            # Some value on a path is not of the type the paths expect there (a string where
+            # a path goes deeper): Redactor handles every such case; parse in full.
             return None
-        if tree is None:
-            return []
-        found: list[Span] = []
-        _collect(tree, self.root, _bytes_address(body), found)
         return found
 
     def apply(self, body: bytes) -> bytes | None:
@@ -159,10 +160,7 @@ def _collect(value: Any, node: Node, base: int, found: list[Span]) -> None:
             _leaf(item, base, found)
             continue
         if child.shape in ("keys", "every"):
-            try:
-                item = child.decoder.decode(item)
-            except msgspec.ValidationError:
-                continue  # not the container the path expects: nothing here, as in Redactor
+            item = child.decoder.decode(item)  # ValidationError: see spans()
         _collect(item, child, base, found)
 
 

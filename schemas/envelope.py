@@ -38,6 +38,8 @@ _TYPE_INDEX = {symbol: i for i, symbol in enumerate(_SYMBOLS)}
 
 def _long(n: int) -> bytes:
     """Zig-zag varint, as Avro writes int and long."""
+    if 0 <= n < 64:
+        return _ONE_BYTE[n]  # string lengths, small counts: most calls
     n = (n << 1) ^ (n >> 63)
     out = bytearray()
     while n > 0x7F:
@@ -45,6 +47,9 @@ def _long(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_ONE_BYTE = [bytes([n << 1]) for n in range(64)]
 
 
 def _string(text: str) -> bytes:

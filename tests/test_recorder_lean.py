@@ -1,0 +1,240 @@
+"""The lean path (msgspec decode, the object kept as the server's bytes, redaction in place)
+against the full parse, on every raw watch stream the tests and the bench hold, and on
+adversarial objects: same records, same attribution, same bytes after redaction."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bench.workload import TARGETS
+from recorder import informer as inf
+from recorder import lean
+from recorder.attribution import observed
+from recorder.redaction import LAST_APPLIED, REDACTED, Redactor
+from recorder.splice import SpanRedactor
+from recorder.writer import Writer
+from schemas import codec
+
+ROOT = Path(__file__).resolve().parent.parent
+STREAMS = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.watch.jsonl")) + [
+    ROOT / "bench" / "data" / "shop.watch.jsonl.gz"]
+LISTS = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.list.json")) + sorted(
+    (ROOT / "tests" / "data" / "recorder").rglob("*.pages.json"))
+#: --redact paths of every form: a key, [N], [-1], [*] over a list and over a mapping, a whole
+#: subtree, one above a default path, and an index into a value that is not a list.
+EXTRA_PATHS = ["spec.containers[0].args", "spec.containers[-1].image", "metadata.labels.*",
+               "status.conditions[*].message", "spec.template", "metadata.annotations",
+               "spec.nodeName[0]", "endpoints[*].addresses"]
+#: A key below a string: the typed decode cannot locate it, the full parse is used.
+MISMATCHED_PATHS = ["spec.containers[*].env[*].name.deeper"]
+
+
+def stream_lines(path: Path) -> list[bytes]:
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [line for line in data.split(b"\n") if line.strip()]
+
+
+def object_lines(path: Path) -> list[bytes]:
+    return [line for line in stream_lines(path)
+            if orjson.loads(line)["type"] in ("ADDED", "MODIFIED", "DELETED")]
+
+
+def listed_objects() -> list[dict]:
+    found: list[dict] = []
+    for path in LISTS:
+        doc = orjson.loads(path.read_bytes())
+        for page in doc if isinstance(doc, list) else [doc]:
+            found += page.get("items") or []
+    return found
+
+
+def all_objects() -> list[bytes]:
+    """Every object the recordings hold, as the server's bytes (watch) or re-encoded (lists)."""
+    bodies = [lean.split_line(line)[1] for path in STREAMS for line in object_lines(path)]
+    return bodies + [orjson.dumps(obj) for obj in listed_objects()]
+
+
+class Captured:
+    """A sink that keeps what it is sent (the records are compared, not their transport)."""
+
+    max_record_bytes = 1_000_000
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, dict]] = []
+
+    def send(self, topic: str, record: dict) -> None:
+        self.records.append((topic, record))
+
+    def flush(self, timeout: float | None = None) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def record_stream(lines: list[bytes], parse, redactor: Redactor, *, typed_facts: bool = False) -> Captured:
+    sink = Captured()
+    writer = Writer(sink, cluster="c", session="s", topic_prefix="t", redactor=redactor,
+                    typed_facts=typed_facts)
+    keys = {kind: writer.add_watch(target, None).target.key for kind, target in TARGETS.items()}
+    for line in lines:
+        item = parse(line)
+        writer.handle(keys[lean.identity(item.obj)[1]], item)
+    return sink
+
+
+def full_parse(line: bytes) -> inf.WatchEvent:
+    item = inf._parse_in_full(line, "test", 1)
+    assert isinstance(item, inf.WatchEvent)
+    return item
+
+
+def lean_parse(line: bytes) -> inf.WatchEvent:
+    item = inf.parse_event(line, "test")
+    assert isinstance(item, inf.WatchEvent) and isinstance(item.obj, lean.RawObject), \
+        "every recorded shape is modelled"
+    return inf.WatchEvent(item.type, item.obj, 1)
+
+
+def test_the_recordings_are_what_the_parity_is_proven_on() -> None:
+    assert len(STREAMS) >= 8 and sum(len(object_lines(p)) for p in STREAMS) > 500
+    kinds = {lean.identity(lean_parse(line).obj)[1] for p in STREAMS for line in object_lines(p)}
+    assert {"Pod", "ReplicaSet", "Deployment", "EndpointSlice", "Event", "Lease", "Node",
+            "Namespace"} <= kinds
+    # The server's bytes are orjson's bytes for all of them, so "same bytes" is a real test.
+    bodies = all_objects()
+    assert all(orjson.dumps(orjson.loads(b)) == b for b in bodies)
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("extra", [(), tuple(EXTRA_PATHS), tuple(EXTRA_PATHS + MISMATCHED_PATHS)],
+                         ids=["default", "extra-paths", "unlocatable-path"])
+def test_lean_and_full_paths_write_the_same_records(path: Path, extra: tuple[str, ...]) -> None:
+    lines = object_lines(path)
+    full = record_stream(lines, full_parse, Redactor(list(extra))).records
+    lean_records = record_stream(lines, lean_parse, Redactor(list(extra))).records
+    assert len(full) == len(lean_records) == len(lines)
+    for (topic_a, a), (topic_b, b) in zip(full, lean_records):
+        assert topic_a == topic_b
+        assert a == b  # envelope, attribution, redacted bytes: all of it
+        assert codec.encode(a) == codec.encode(b)
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_typed_facts_are_the_same_on_both_paths(path: Path) -> None:
+    lines = object_lines(path)[:60]
+    full = record_stream(lines, full_parse, Redactor(), typed_facts=True).records
+    lean_records = record_stream(lines, lean_parse, Redactor(), typed_facts=True).records
+    assert [r for _, r in full] == [r for _, r in lean_records]
+    assert all(r["meta"] is not None for _, r in lean_records)
+
+
+def test_attribution_inputs_are_the_same_on_both_paths() -> None:
+    """Digests included: a relist's LISTED objects (full parse) are compared with the watch
+    events after them (lean), so the two must digest managedFields and status alike."""
+    for body in all_objects():
+        assert lean.read_object(body).seen == observed(orjson.loads(body))
+
+
+def test_in_place_redaction_equals_the_full_parse_on_every_recorded_object() -> None:
+    bodies = all_objects()
+    for paths in ([], EXTRA_PATHS):
+        splicer, redactor = SpanRedactor(Redactor(paths).paths), Redactor(paths)
+        for body in bodies:
+            obj = orjson.loads(body)
+            redactor.apply(obj)
+            assert splicer.apply(body) == orjson.dumps(obj)
+    assert sum(splicer.apply(b) != b for b in bodies) > len(bodies) // 2  # it did redact
+    unlocatable = SpanRedactor(Redactor(MISMATCHED_PATHS).paths)
+    assert any(unlocatable.apply(b) is None for b in bodies)  # the writer parses those in full
+
+
+def pod(env: list, annotations: dict | None = None, **spec) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "n", "uid": "u", "resourceVersion": "1",
+                         "annotations": annotations or {}},
+            "spec": {"containers": [{"name": "app", "env": env, "args": ["--x"]}], **spec}}
+
+
+ADVERSARIAL = {
+    "escaped quotes": pod([{"name": "A", "value": 'say "hi" \\ bye'}]),
+    "quote then value key": pod([{"name": 'x","value":"', "value": '","value":"leak'}]),
+    "unicode": pod([{"name": "Ü", "value": "пароль 🔑 \u2028 end"}], {"note": "😀"}),
+    "nested JSON in last-applied": pod(
+        [{"name": "A", "value": "s"}],
+        {LAST_APPLIED: orjson.dumps({"spec": {"containers": [{"env": [{"name": "A", "value": "s"}]}]}}).decode(),
+         "other": '{"value":"keep"}'}),
+    "already redacted": pod([{"name": "A", "value": REDACTED}, {"name": "B", "value": None}]),
+    "empty and missing": pod([{"name": "A", "value": ""}, {"name": "B"}, {"name": "C", "valueFrom": {}}]),
+    "env null": pod(None),
+    "values of other types": pod([{"name": "A", "value": 5}, {"name": "B", "value": {"x": [1]}}]),
+    "httpHeader with the same name and value": pod(
+        [{"name": "H", "value": "v"}],
+        nodeName="n1", initContainers=[{"name": "i", "env": [{"name": "H", "value": "v"}],
+                                        "livenessProbe": {"httpGet": {"httpHeaders": [{"name": "H", "value": "v"}]}}}]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+@pytest.mark.parametrize("paths", [[], EXTRA_PATHS], ids=["default", "extra-paths"])
+def test_in_place_redaction_on_adversarial_objects(name: str, paths: list[str]) -> None:
+    obj = ADVERSARIAL[name]
+    expected = copy.deepcopy(obj)
+    Redactor(paths).apply(expected)
+    splicer = SpanRedactor(Redactor(paths).paths)
+    body = orjson.dumps(obj)
+    assert splicer.apply(body) == orjson.dumps(expected)
+    # The same object as a server that escapes differently would send it: same content.
+    escaped = body.replace(b"<", b"\\u003c").replace(b"\xc3\x9c", b"\\u00dc")
+    assert orjson.loads(splicer.apply(escaped)) == expected
+
+
+def test_a_redacted_value_written_with_escapes_is_left_as_it_is() -> None:
+    body = orjson.dumps(pod([{"name": "A", "value": "x"}])).replace(
+        b'"value":"x"', b'"value":"ktrace\\u003aredacted"')
+    assert SpanRedactor(Redactor().paths).apply(body) == body
+
+
+def test_shapes_the_paths_do_not_expect_take_the_full_parse() -> None:
+    """env as a string: the typed decode refuses it, the writer parses in full."""
+    obj = pod("A=secret", initContainers=[{"name": "i", "env": [{"name": "B", "value": "secret"}]}])
+    splicer = SpanRedactor(Redactor().paths)
+    assert splicer.apply(orjson.dumps(obj)) is None
+    line = orjson.dumps({"type": "ADDED", "object": obj})
+    full = record_stream([line], full_parse, Redactor()).records
+    leaned = record_stream([line], lean_parse, Redactor()).records
+    assert full == leaned
+
+
+def test_objects_lean_does_not_model_fall_back_to_the_full_parse() -> None:
+    obj = pod([{"name": "A", "value": "secret"}])
+    obj["metadata"]["finalizers"] = "not-a-list"
+    item = inf.parse_event(orjson.dumps({"type": "MODIFIED", "object": obj}), "test")
+    assert isinstance(item, inf.WatchEvent) and item.obj == obj  # the parsed dict
+    with pytest.raises(inf.MalformedStream):
+        inf.parse_event(b'{"type":"ADDED","object":{"a":1}},"x"', "test")
+    with pytest.raises(inf.MalformedStream):
+        inf.parse_event(b'{"type":"ADDED","object":[1]}', "test")
+
+
+def test_envelope_encoding_is_fastavros_byte_for_byte() -> None:
+    import io
+
+    from fastavro import schemaless_writer
+
+    from schemas import envelope, repository
+
+    lines = [line for path in STREAMS for line in object_lines(path)]
+    records = [r for _, r in record_stream(lines, lean_parse, Redactor()).records]
+    records += [{**records[0], "seq": 2**40, "receivedAt": -5, "namespace": None, "name": "ü" * 70,
+                 "object": None, "truncated": True, "inferred": True, "type": "INFERRED_DELETED",
+                 "resourceVersionNumber": None, "component": None, "timeSource": "derived"}]
+    for record in records:
+        out = io.BytesIO()
+        schemaless_writer(out, repository.current().schema, record)
+        assert envelope.encode(record) == out.getvalue() == codec.encode(record)
