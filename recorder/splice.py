@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 import msgspec.structs
@@ -39,7 +39,8 @@ class Node:
     ends) and skips everything else in C. A step that mixes keys with ``[*]``/``[N]`` stays
     Raw and is walked by decoding it on the way (``_items``)."""
 
-    __slots__ = ("leaf", "children", "keys", "every", "indexes", "shape", "type", "decoder")
+    __slots__ = ("leaf", "children", "keys", "every", "indexes", "shape", "type", "decoder",
+                 "collect")
 
     def __init__(self) -> None:
         self.leaf = False
@@ -64,6 +65,7 @@ class Node:
         else:
             self.shape, self.type = "walk", msgspec.Raw
         self.decoder = msgspec.json.Decoder(self.type)
+        self.collect = _COLLECTORS[self.shape](self)
         return self.type
 
     def optional(self) -> Any:
@@ -112,7 +114,7 @@ class SpanRedactor:
         try:
             tree = self.root.decoder.decode(body)
             if tree is not None:
-                _collect(tree, self.root, _bytes_address(body), found)
+                self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             # Some value on a path is not of the type the paths expect there (a string where
             # a path goes deeper): Redactor handles every such case; parse in full.
@@ -135,33 +137,49 @@ class SpanRedactor:
         return b"".join(parts)
 
 
-def _collect(value: Any, node: Node, base: int, found: list[Span]) -> None:
-    """The spans of the leaves under ``value`` (not None), decoded as ``node.type``."""
-    if node.shape == "keys":
-        pairs: Any = zip(node.keys, msgspec.structs.astuple(value))
-        for (_, child), item in pairs:
+Collect = Callable[[Any, int, list[Span]], None]
+
+
+def _visit(child: Node) -> Collect:
+    """What to do with a value found at ``child``: a span if it ends a path, else go on."""
+    return _leaf if child.leaf else child.collect
+
+
+def _keys_collector(node: Node) -> Collect:
+    """A Struct of the wanted keys: visit each one present (fields are None when absent)."""
+    fields = [(f"k{i}", _visit(child)) for i, (_, child) in enumerate(node.keys)]
+
+    def collect(value: Any, base: int, found: list[Span]) -> None:
+        for name, visit in fields:
+            item = getattr(value, name)
             if item is not None:
-                if child.leaf:
-                    _leaf(item, base, found)
-                else:
-                    _collect(item, child, base, found)
-        return
-    if node.shape == "every":
-        child = node.every
-        for item in value.values() if isinstance(value, dict) else value:
+                visit(item, base, found)
+    return collect
+
+
+def _every_collector(node: Node) -> Collect:
+    """``[*]``: every item of a list, every value of a mapping."""
+    visit = _visit(node.every)
+
+    def collect(value: Any, base: int, found: list[Span]) -> None:
+        for item in value.values() if type(value) is dict else value:
             if item is not None:
-                if child.leaf:
-                    _leaf(item, base, found)
-                else:
-                    _collect(item, child, base, found)
-        return
-    for child, item in _items(value, node):  # a "walk" step
-        if child.leaf:
-            _leaf(item, base, found)
-            continue
-        if child.shape in ("keys", "every"):
-            item = child.decoder.decode(item)  # ValidationError: see spans()
-        _collect(item, child, base, found)
+                visit(item, base, found)
+    return collect
+
+
+def _walk_collector(node: Node) -> Collect:
+    """Keys mixed with ``[*]``/``[N]``: decode this value on the way (``_items``)."""
+    def collect(value: Any, base: int, found: list[Span]) -> None:
+        for child, item in _items(value, node):
+            if child.shape in ("keys", "every"):
+                item = child.decoder.decode(item)  # ValidationError: see spans()
+            _visit(child)(item, base, found)
+    return collect
+
+
+def _no_collector(node: Node) -> Collect:
+    return _leaf
 
 
 def _leaf(value: msgspec.Raw, base: int, found: list[Span]) -> None:
@@ -189,3 +207,9 @@ def _items(raw: msgspec.Raw, node: Node) -> list[tuple[Node, msgspec.Raw]]:
         return []  # not a container: the paths find nothing here, as in Redactor
     pairs = [(child, mapping[key]) for key, child in node.keys if key in mapping]
     return pairs + [(node.every, v) for v in mapping.values()] if node.every else pairs
+
+
+_COLLECTORS: dict[str, Callable[[Node], Collect]] = {
+    "keys": _keys_collector, "every": _every_collector, "walk": _walk_collector,
+    "raw": _no_collector,
+}
