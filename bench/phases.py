@@ -75,7 +75,7 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
     con = db.open_db(database)
     opened_ms = (time.perf_counter() - start) * 1000
     analyses: dict[str, Callable[[], Any]] = {
-        "stuck": lambda: stuck(con),
+        "stuck": lambda: stuck(con).rows,
         "races": lambda: races(con),
         "timeline": lambda: timeline(con, f"deploy/{deployment}", namespace),
         "gaps": lambda: gaps(con),

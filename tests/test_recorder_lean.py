@@ -238,3 +238,15 @@ def test_envelope_encoding_is_fastavros_byte_for_byte() -> None:
         out = io.BytesIO()
         schemaless_writer(out, repository.current().schema, record)
         assert envelope.encode(record) == out.getvalue() == codec.encode(record)
+
+
+def test_events_keep_their_kafka_key_without_typed_facts() -> None:
+    """Events are keyed by the object they are about, read from the JSON when no facts."""
+    from schemas import topics
+
+    lines = object_lines(ROOT / "tests" / "data" / "recorder" / "deployment" / "events.watch.jsonl")
+    typed = record_stream(lines, lean_parse, Redactor(), typed_facts=True).records
+    lean_records = record_stream(lines, lean_parse, Redactor()).records
+    keys = [topics.key_for(r) for _, r in lean_records]
+    assert keys == [topics.key_for(r) for _, r in typed]
+    assert all(key != r["uid"].encode() for key, (_, r) in zip(keys, lean_records))
