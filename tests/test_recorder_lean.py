@@ -250,3 +250,14 @@ def test_events_keep_their_kafka_key_without_typed_facts() -> None:
     keys = [topics.key_for(r) for _, r in lean_records]
     assert keys == [topics.key_for(r) for _, r in typed]
     assert all(key != r["uid"].encode() for key, (_, r) in zip(keys, lean_records))
+
+
+@pytest.mark.parametrize("escape", [b'"\\u0076alue"', b'"value"'])
+def test_keys_written_with_escapes_are_still_found(escape: bytes) -> None:
+    """The byte gate (skip objects naming no path's last key) never skips these."""
+    obj = pod([{"name": "A", "value": "secret"}], {LAST_APPLIED: "{}"})
+    body = orjson.dumps(obj).replace(b'"value"', escape).replace(
+        b"kubernetes.io/last", b"kubernetes.io\\/last")
+    expected = copy.deepcopy(obj)
+    Redactor().apply(expected)
+    assert orjson.loads(SpanRedactor(Redactor().paths).apply(body)) == expected
