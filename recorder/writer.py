@@ -76,6 +76,8 @@ class Writer:
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
         self._seq: Counter = Counter()
+        self._counters: dict[tuple[str, str], Any] = {}
+        self._lags: dict[str, Any] = {}
 
     @property
     def records_written(self) -> int:
@@ -232,7 +234,7 @@ class Writer:
             log.warning("%s %s/%s: %d bytes do not fit the sink; recorded truncated",
                         state.target.resource, namespace, name, len(body or b""))
         self.sink.send(state.topic, fitted)
-        self.metrics.events.labels(state.target.resource, event_type).inc()
+        self._counted(state.target.resource, event_type)
         self._observe_lag(state, attribution, received_at)
 
     def _redacted(self, body: bytes) -> bytes:
@@ -255,7 +257,10 @@ class Writer:
     def _observe_lag(self, state: WatchState, attribution: Attribution, received_at: int) -> None:
         written = parse_time(attribution.server_time)
         if written is not None:
-            self.metrics.lag.labels(state.target.resource).observe(max(received_at - written, 0) / 1e6)
+            lag = self._lags.get(state.target.resource)
+            if lag is None:
+                lag = self._lags[state.target.resource] = self.metrics.lag.labels(state.target.resource)
+            lag.observe(max(received_at - written, 0) / 1e6)
 
     def _marker(self, state: WatchState, event_type: str, received_at: int, **marker: Any) -> None:
         record = records.marker_record(
@@ -264,7 +269,14 @@ class Writer:
             api_version=state.target.api_version, kind=state.target.kind,
             received_at=received_at, **marker)
         self.sink.send(state.topic, record)
-        self.metrics.events.labels(state.target.resource, event_type).inc()
+        self._counted(state.target.resource, event_type)
+
+    def _counted(self, resource: str, event_type: str) -> None:
+        """Count a record; the labelled children are kept (``labels()`` costs more than ``inc``)."""
+        counter = self._counters.get((resource, event_type))
+        if counter is None:
+            counter = self._counters[resource, event_type] = self.metrics.events.labels(resource, event_type)
+        counter.inc()
 
     def _next_seq(self, topic: str) -> int:
         seq = self._seq[topic]

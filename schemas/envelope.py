@@ -54,7 +54,8 @@ _ONE_BYTE = [bytes([n << 1]) for n in range(64)]
 
 def _string(text: str) -> bytes:
     data = text.encode()
-    return _long(len(data)) + data
+    size = len(data)
+    return (_ONE_BYTE[size] if size < 64 else _long(size)) + data
 
 
 def _optional(text: str | None) -> bytes:
