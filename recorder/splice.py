@@ -1,14 +1,16 @@
 """Redaction in place on an object's raw JSON: the values at the redaction paths are found
 as byte spans and replaced, everything else stays the bytes the API server sent.
 
-The paths (``recorder.redaction``) are merged into one trie and walked with msgspec, which
-decodes each node on the way as ``dict[str, Raw]`` or ``list[Raw]``: values off the paths are
-skipped in C and never built. A ``msgspec.Raw`` is a view into the buffer it was decoded
-from, so its position is its address minus the buffer's (``_address``: msgspec keeps the
-view's pointer right after the buffer owner; checked at import, and ``SpanRedactor.usable``
-is False — the full parse is used — if a msgspec version lays it out otherwise). The rules
-are those of ``Redactor.apply``: a value at a path is replaced by ``"ktrace:redacted"``
-unless it is null or already redacted; a path under a redacted value finds nothing.
+The paths (``recorder.redaction``) are merged into one trie, and the trie into one nested
+msgspec type (``Node.compile``): one decode of the body reads exactly the values on the
+paths, as ``msgspec.Raw`` views, and skips everything else in C. A Raw is a view into the
+buffer it was decoded from, so its position is its address minus the buffer's
+(``_address``: msgspec keeps the view's pointer right after the buffer owner; checked at
+import, and ``SpanRedactor.usable`` is False — the writer parses in full — if a msgspec
+version lays it out otherwise). The rules are those of ``Redactor.apply``: a value at a
+path is replaced by ``"ktrace:redacted"`` unless it is null or already redacted; a path
+under a replaced value finds nothing; a value of a type the paths do not expect (a string
+where a path goes deeper) makes ``spans`` None, and the writer uses the full parse.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
 Span = tuple[int, int]
-_NULL = msgspec.Raw(b"null")
 _OPEN_LIST = ord("[")
 
 

@@ -14,36 +14,17 @@ def resource_version_number(rv: str | None) -> int | None:
     return int(rv) if rv and rv.isdigit() else None
 
 
-def object_record(
-    *,
-    cluster: str,
-    session: str,
-    seq: int,
-    event_type: str,
-    resource: str,
-    obj: Obj,
-    object_json: bytes | None,
-    received_at: int,
-    component: str | None = None,
-    attribution: str | None = None,
-    inferred: bool = False,
-    object_size: int | None = None,
-    truncated: bool = False,
-    time_source: str = "received",
-    typed_facts: bool = True,
-) -> Record:
-    """A Record for one object event; ``object_json`` is the (redacted) JSON as stored, and
+def object_record(*, obj: Obj, typed_facts: bool = True, **fields: Any) -> Record:
+    """A Record for one object event, its identity read from ``obj``; ``fields`` are the
+    rest of ``envelope_record``'s (``object_json`` is the redacted JSON as stored), and
     ``meta``/``facts`` are filled from ``obj`` when ``typed_facts``."""
     md = obj.get("metadata") or {}
     kind = obj.get("kind") or ""
     return envelope_record(
-        cluster=cluster, session=session, seq=seq, event_type=event_type, resource=resource,
         api_version=obj.get("apiVersion") or "", kind=kind, namespace=md.get("namespace"),
         name=md.get("name"), uid=md.get("uid"), resource_version=md.get("resourceVersion"),
-        object_json=object_json, received_at=received_at, component=component,
-        attribution=attribution, inferred=inferred, object_size=object_size, truncated=truncated,
-        time_source=time_source, meta=extract_meta(obj) if typed_facts else None,
-        facts=extract_facts(kind, obj) if typed_facts else None)
+        meta=extract_meta(obj) if typed_facts else None,
+        facts=extract_facts(kind, obj) if typed_facts else None, **fields)
 
 
 def envelope_record(
