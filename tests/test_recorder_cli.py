@@ -30,7 +30,7 @@ def test_help_names_every_option() -> None:
     assert code == 0
     for option in ("--kubeconfig", "--context", "--kinds", "--namespace", "--kafka", "--topic-prefix",
                    "--cluster", "--out", "--state-dir", "--redact", "--no-redact", "--metrics-port",
-                   "--duration", "--log-format", "--spool-max-mb"):
+                   "--duration", "--log-format", "--spool-max-mb", "--typed-facts"):
         assert option in out
 
 

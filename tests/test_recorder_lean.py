@@ -119,6 +119,7 @@ def test_lean_and_full_paths_write_the_same_records(path: Path, extra: tuple[str
     full = record_stream(lines, full_parse, Redactor(list(extra))).records
     lean_records = record_stream(lines, lean_parse, Redactor(list(extra))).records
     assert len(full) == len(lean_records) == len(lines)
+    assert all(r["meta"] is None and r["facts"] is None for _, r in lean_records)  # by default
     for (topic_a, a), (topic_b, b) in zip(full, lean_records):
         assert topic_a == topic_b
         assert a == b  # envelope, attribution, redacted bytes: all of it
