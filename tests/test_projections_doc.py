@@ -26,10 +26,16 @@ def test_documented_columns_are_the_models(tmp_path: Path):
     assert documented_columns() == actual
 
 
+#: the one model that reads the object text itself: fieldsV1 (most of a pod's bytes) is
+#: parsed only for the few objects with finalizers, not for every object
+READS_OBJECT_TEXT = {"finalizer_owners"}
+
+
 def test_models_read_no_object_json_outside_the_parse():
-    """Only _parsed.sql decodes objects; the models select from its structure."""
+    """_parsed.sql parses each object once; the models select from its structure."""
     for model in typed.models():
-        assert "json_extract" not in model.select and "from_json" not in model.select, model.table
+        reads = "json_extract" in model.select or "from_json" in model.select
+        assert reads == (model.table in READS_OBJECT_TEXT), model.table
 
 
 def test_analysis_sql_never_reads_object_json():

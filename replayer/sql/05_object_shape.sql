@@ -2,7 +2,8 @@
 -- parsed into once per load batch (from_json; absent fields and fields of another type
 -- become NULL). The typed tables (sql/typed/*.sql) select from it; analyses read only those
 -- tables, never the object JSON. Several kinds share `spec` and `status`: one structure
--- holds the fields of all of them.
+-- holds the fields of all of them. (managedFields' fieldsV1 — most of a pod's bytes — is
+-- left out: finalizer_owners reads it for the few objects with finalizers.)
 CREATE OR REPLACE MACRO object_shape() AS '{
   "kind": "VARCHAR",
   "metadata": {
@@ -13,7 +14,7 @@ CREATE OR REPLACE MACRO object_shape() AS '{
     "ownerReferences": [{"kind": "VARCHAR", "name": "VARCHAR", "uid": "VARCHAR",
                          "controller": "BOOLEAN", "blockOwnerDeletion": "BOOLEAN"}],
     "managedFields": [{"manager": "VARCHAR", "operation": "VARCHAR",
-                       "subresource": "VARCHAR", "time": "TIMESTAMP", "fieldsV1": "JSON"}]
+                       "subresource": "VARCHAR", "time": "TIMESTAMP"}]
   },
   "spec": {
     "nodeName": "VARCHAR", "schedulerName": "VARCHAR", "priorityClassName": "VARCHAR",

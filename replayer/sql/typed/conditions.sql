@@ -1,5 +1,5 @@
 -- conditions: status conditions of every object version (pods, nodes, workloads,
 -- namespaces, claims…).
-SELECT p.event_id, p.uid, p.kind, c.type, c.status, c.reason, c.message,
+SELECT event_id, uid, kind, c.type, c.status, c.reason, c.message,
        c.lastTransitionTime AS last_transition, c.lastHeartbeatTime AS last_heartbeat
-FROM parsed p, unnest(p.o.status.conditions) AS u(c)
+FROM (SELECT event_id, uid, kind, unnest(o.status.conditions) AS c FROM parsed)

@@ -1,8 +1,12 @@
 -- finalizer_owners: which managedFields manager owns each finalizer of an object version
 -- (the `v:"<finalizer>"` keys under f:metadata.f:finalizers), so analyses can say who
 -- added a finalizer without reading the object.
-SELECT p.event_id, p.uid, m.manager, m.operation, m.time,
-       substr(k, 4, length(k) - 4) AS finalizer
-FROM parsed p, unnest(p.o.metadata.managedFields) AS u(m),
-     unnest(json_keys(m.fieldsV1, '$."f:metadata"."f:finalizers"')) AS f(k)
-WHERE len(p.o.metadata.finalizers) > 0 AND starts_with(k, 'v:"')
+SELECT event_id, uid, manager, operation, time, substr(k, 4, length(k) - 4) AS finalizer
+FROM (SELECT event_id, uid, m.manager, m.operation, m.time,
+             unnest(json_keys(m.fieldsV1, '$."f:metadata"."f:finalizers"')) AS k
+      FROM (SELECT event_id, uid,
+                   unnest(from_json(json_extract(object, '$.metadata.managedFields'),
+                                    '[{"manager": "VARCHAR", "operation": "VARCHAR",
+                                       "time": "TIMESTAMP", "fieldsV1": "JSON"}]')) AS m
+            FROM parsed WHERE len(o.metadata.finalizers) > 0))
+WHERE starts_with(k, 'v:"')

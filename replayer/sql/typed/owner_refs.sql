@@ -1,5 +1,7 @@
 -- owner_refs: one row per ownerReference of every object version.
-SELECT p.event_id, p.uid, r.kind AS owner_kind, r.name AS owner_name, r.uid AS owner_uid,
+-- (Lists are unnested in the select list: a lateral unnest would copy the whole parsed
+-- object into every row.)
+SELECT event_id, uid, r.kind AS owner_kind, r.name AS owner_name, r.uid AS owner_uid,
        coalesce(r.controller, false) AS controller,
        coalesce(r.blockOwnerDeletion, false) AS block_owner_deletion
-FROM parsed p, unnest(p.o.metadata.ownerReferences) AS u(r)
+FROM (SELECT event_id, uid, unnest(o.metadata.ownerReferences) AS r FROM parsed)

@@ -1,4 +1,3 @@
 -- taints: one row per taint of every Node version.
-SELECT p.event_id, p.uid, t.key, t.value, t.effect, t.timeAdded AS time_added
-FROM parsed p, unnest(p.o.spec.taints) AS u(t)
-WHERE p.kind = 'Node'
+SELECT event_id, uid, t.key, t.value, t.effect, t.timeAdded AS time_added
+FROM (SELECT event_id, uid, unnest(o.spec.taints) AS t FROM parsed WHERE kind = 'Node')
