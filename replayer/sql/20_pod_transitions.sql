@@ -58,12 +58,13 @@ firsts AS (
                                       ELSE coalesce(least(containers_started_at,
                                                           containers_last_started_at), start_time)
                                  END,
-                    'component': coalesce(component, 'kubelet')}, version_no)
+                    'component': coalesce(status_manager, component, 'kubelet')}, version_no)
                FILTER (WHERE containers_running > 0 OR containers_ran > 0
                        OR (phase = 'Running' AND containers = 0))
                AS running,
            arg_min({'ev': ev, 'version_no': version_no, 'server_at': ready_transition,
-                    'component': coalesce(component, 'kubelet')}, version_no)
+                    'component': coalesce(status_manager, component, 'kubelet')},
+                   version_no)
                FILTER (WHERE ready_status = 'True') AS ready,
            arg_min({'ev': ev, 'version_no': version_no,
                     'server_at': deletion_at - to_seconds(coalesce(deletion_grace_s, 0)),
@@ -71,11 +72,12 @@ firsts AS (
                     'disruption': disruption_reason}, version_no)
                FILTER (WHERE deletion_at IS NOT NULL) AS deletion,
            arg_min({'ev': ev, 'version_no': version_no, 'server_at': containers_finished_at,
-                    'component': coalesce(component, 'kubelet'),
+                    'component': coalesce(status_manager, component, 'kubelet'),
                     'detail': 'exit ' || array_to_string(exit_codes, ',')}, version_no)
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS containers_stopped,
-           arg_min({'ev': ev, 'version_no': version_no, 'component': coalesce(component, 'kubelet'),
+           arg_min({'ev': ev, 'version_no': version_no,
+                    'component': coalesce(status_manager, component, 'kubelet'),
                     'detail': phase}, version_no)
                FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
            arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',

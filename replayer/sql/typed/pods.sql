@@ -13,6 +13,10 @@ SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_n
        -- the manager of the oldest main-resource managedFields entry: who created the pod
        list_sort([{'time': m.time, 'manager': m.manager} FOR m IN p.o.metadata.managedFields
                   IF m.subresource IS NULL])[1].manager AS creator,
+       -- the latest writer of the status subresource: a status change is its write, even
+       -- when another manager's entry carries the same second (1 s managedFields times)
+       list_sort([{'time': m.time, 'manager': m.manager} FOR m IN p.o.metadata.managedFields
+                  IF m.subresource = 'status'], 'DESC')[1].manager AS status_manager,
        len(p.o.spec.containers) AS spec_containers,
        len(p.o.spec.initContainers) AS spec_init_containers
 FROM batch b LEFT JOIN parsed p USING (event_id) WHERE b.kind = 'Pod' AND b.uid IS NOT NULL
