@@ -99,7 +99,11 @@ def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
     failing projection cannot leave an unclaimed file behind."""
     for name, text in sql_files():
         if name.startswith("10_"):
-            typed.create_tables(con)
+            stale = typed.create_tables(con)
+            if stale:
+                raise DatabaseError(f"its tables ({', '.join(stale)}) were made by another "
+                                    "ktrace: load it again with `ktrace replay … --rebuild` "
+                                    "(the recording is the source of truth)")
         try:
             con.execute(text)
         except duckdb.Error as exc:

@@ -47,15 +47,24 @@ def parse_batch(con: duckdb.DuckDBPyConnection, batch: EnvelopeBatch) -> None:
     con.execute(_read(PARSE))
 
 
-def create_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every typed table that does not exist yet, with the columns of its model."""
+def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Create every typed table that does not exist yet, with the columns of its model;
+    the tables whose existing columns are not their model's (an older ktrace made them)."""
     parse_batch(con, EnvelopeBatch())
+    stale = []
     try:
         for model in models():
             con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} AS "
                         f"FROM ({model.select}) LIMIT 0")
+            if _columns(con, f"({model.select})") != _columns(con, model.table):
+                stale.append(model.table)
     finally:
         release_batch(con)
+    return stale
+
+
+def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in con.execute(f"DESCRIBE FROM {relation}").fetchall()]
 
 
 def insert_batch(con: duckdb.DuckDBPyConnection) -> None:

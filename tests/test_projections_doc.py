@@ -59,3 +59,19 @@ def test_an_older_database_is_refused_with_the_rebuild_command(tmp_path: Path):
         else:
             raise AssertionError(f"{opener.__name__} opened a schema-1 database")
     db.open_db(path, rebuild=True).close()
+
+
+def test_tables_made_by_another_ktrace_are_refused_with_the_rebuild_command(tmp_path: Path):
+    path = str(tmp_path / "old-tables.duckdb")
+    db.open_db(path).close()
+    con = duckdb.connect(path)
+    con.execute("ALTER TABLE pods DROP COLUMN creator")
+    con.execute("UPDATE ktrace_meta SET value = 'other' WHERE key = 'sql_digest'")
+    con.close()
+    try:
+        db.open_db(path)
+    except db.DatabaseError as exc:
+        assert "(pods) were made by another ktrace" in str(exc) and "--rebuild" in str(exc)
+    else:
+        raise AssertionError("opened a database whose pods table lacks a column")
+    db.open_db(path, rebuild=True).close()

@@ -65,3 +65,17 @@ def test_explain_a_deployment_tells_every_pods_story(demo_db: str):
 def test_explain_an_unknown_kind_is_one_error_line(demo_db: str):
     result = CliRunner().invoke(cli, ["explain", "widget/x", "--db", demo_db])
     assert result.exit_code == 1 and result.output.startswith("Error: unknown kind 'widget'")
+
+
+def test_every_evidence_id_printed_opens_with_ktrace_evidence(demo_db: str):
+    story = json.loads(run("explain", "pod/held", "--db", demo_db, "-o", "json"))[0]
+    ids = {i for f in story["findings"] for i in f["evidence"]} | {
+        s["evidence_event_id"] for s in story["timeline"]}
+    for event_id in sorted(ids):
+        record = json.loads(run("evidence", str(event_id), "--db", demo_db, "-o", "json"))
+        assert record["event_id"] == event_id and record["topic"].startswith("ktrace.")
+        assert record["object"] is not None or record["type"] not in ("ADDED", "MODIFIED")
+    text = run("evidence", str(story["timeline"][0]["evidence_event_id"]), "--db", demo_db)
+    assert "name:           held" in text and "pods:" in text
+    missing = CliRunner().invoke(cli, ["evidence", "999999", "--db", demo_db])
+    assert missing.exit_code == 1 and "no record with evidence id 999999" in missing.output

@@ -15,6 +15,7 @@ from ktrace.commands.topics import open_source
 from ktrace.options import kafka_options
 from ktrace.output import output_option, print_rows
 from replayer import db
+from replayer.analyses.evidence import evidence as show_evidence
 from replayer.analyses.explain import explain as explain_object
 from replayer.analyses.gaps import gaps as find_gaps
 from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
@@ -134,6 +135,31 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
             if finding.advice:
                 click.echo(f"    → {finding.advice}")
         click.echo()
+
+
+@click.command()
+@click.argument("event_id", type=int, metavar="ID")
+@click.option("--full", is_flag=True, help="Also print the stored object (redacted as stored).")
+@with_db
+@output_option
+def evidence(event_id: int, full: bool, con, output: str) -> None:
+    """The record behind an evidence id printed by another command: what it is, where it
+    came from (topic/partition/offset), and the facts it holds. -o json includes the
+    stored object."""
+    record = show_evidence(con, event_id, full=full or output == "json")
+    if output == "json":
+        sys.stdout.write(orjson.dumps(record, default=str, option=orjson.OPT_INDENT_2).decode()
+                         + "\n")
+        return
+    facts, obj = record.pop("facts"), record.pop("object", None)
+    for key, value in record.items():
+        click.echo(f"{key + ':':<15} {'' if value is None else value}")
+    for table, rows in facts.items():
+        click.echo(f"\n{table}:")
+        print_rows(list(rows[0]), [list(r.values()) for r in rows], "table")
+    if obj is not None:
+        click.echo("\nobject:")
+        click.echo(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode())
 
 
 @click.command()

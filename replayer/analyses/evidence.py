@@ -1,0 +1,41 @@
+"""``ktrace evidence ID``: the record behind an evidence id, where it came from, and what it
+says — the facts the typed tables hold about it, and (with ``full``) the stored object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import orjson
+
+from schemas.errors import KtraceError
+
+#: typed tables keyed by event_id whose rows describe the record's object
+FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",
+               "taints", "leases", "workloads", "volumes", "namespaces", "owner_refs",
+               "markers")
+
+
+def evidence(con: duckdb.DuckDBPyConnection, event_id: int, *, full: bool = False) -> dict[str, Any]:
+    cursor = con.execute(
+        "SELECT event_id, kind, namespace, name, uid, type, inferred, resource_version, "
+        "  received_at, time_source, component, attribution, topic, \"partition\", \"offset\", "
+        "  cluster, session, seq, truncated, object_size, object "
+        "FROM raw_events WHERE event_id = ?", [event_id])
+    row = cursor.fetchone()
+    if row is None:
+        raise KtraceError(f"no record with evidence id {event_id} in the database")
+    record = dict(zip([d[0] for d in cursor.description], row))
+    text = record.pop("object")
+    facts = {}
+    for table in FACT_TABLES:
+        cur = con.execute(f"SELECT * EXCLUDE (event_id) FROM {table} WHERE event_id = ?",
+                          [event_id])
+        rows = cur.fetchall()
+        if rows:
+            columns = [d[0] for d in cur.description]
+            facts[table] = [dict(zip(columns, r)) for r in rows]
+    record["facts"] = facts
+    if full:
+        record["object"] = orjson.loads(text) if text else None
+    return record
