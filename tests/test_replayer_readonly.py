@@ -8,8 +8,6 @@ import os
 import shutil
 import signal
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from click.testing import CliRunner
 from ktrace.cli import cli
 from recorder.sinks.locallog import LocalLogSink
 from tests.replayer_data import recording
-from tests.test_replayer_transports import _lines_of, _wait_for_line, recorded_records
+from tests.test_replayer_transports import _wait_for_line, recorded_records, start_follower
 
 ANALYSES = [["stuck"], ["races"], ["gaps"], ["timeline", "held"],
             ["query", "SELECT count(*) FROM raw_events"], ["state", "--at", "2026-11-30T07:13:00Z"]]
@@ -98,12 +96,7 @@ def test_analyses_answer_beside_a_follower(tmp_path: Path):
     for topic, record in records[:300]:
         sink.send(topic, record)
     sink.flush()
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    follower = subprocess.Popen(
-        [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
-         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
-    lines = _lines_of(follower.stderr)
+    follower, lines = start_follower(log, path)
     try:
         _wait_for_line(lines, "caught up: 300 records loaded")
         counts = []

@@ -76,6 +76,16 @@ def _lines_of(stream) -> "queue.Queue[str]":
     return lines
 
 
+def start_follower(log: Path, path: str) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
+    """`ktrace replay LOG --db PATH --follow` as a process, and its stderr lines."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    follower = subprocess.Popen(
+        [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
+         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    return follower, _lines_of(follower.stderr)
+
+
 def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     records = recorded_records()
     log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
@@ -83,12 +93,7 @@ def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     for topic, record in records[:200]:
         sink.send(topic, record)
     sink.flush()
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    follower = subprocess.Popen(
-        [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
-         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
-    lines = _lines_of(follower.stderr)
+    follower, lines = start_follower(log, path)
     try:
         _wait_for_line(lines, "caught up: 200 records loaded")
         for topic, record in records[200:]:
