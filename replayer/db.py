@@ -17,7 +17,7 @@ from importlib import resources
 
 import duckdb
 
-from replayer import typed
+from replayer import projections, typed
 from schemas.errors import KtraceError
 
 APPLICATION = "ktrace"
@@ -54,6 +54,8 @@ def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
             con = _connect(path)
         if version is None or rebuild or meta(con, SQL_DIGEST_KEY) != sql_digest():
             apply_sql(con)
+        if not projections.current(con):  # a load was interrupted before its last step
+            projections.refresh(con)
     except BaseException:
         con.close()
         raise
@@ -77,6 +79,9 @@ def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.Duck
             raise DatabaseError(f"{path}'s projections were made by another ktrace: refresh "
                                 f"them with `ktrace replay SOURCE --db {path}` (it loads only "
                                 "what is new), or start over with --rebuild")
+        if not projections.current(con):
+            raise DatabaseError(f"{path}'s projections lag behind its records (a load was "
+                                f"interrupted): run `ktrace replay SOURCE --db {path}` again")
     except BaseException:
         con.close()
         raise
@@ -112,6 +117,7 @@ def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES ('application', ?), "
                         "('schema_version', ?)", [APPLICATION, str(SCHEMA_VERSION)])
     set_meta(con, SQL_DIGEST_KEY, sql_digest())
+    set_meta(con, projections.PROJECTED_THROUGH, str(projections.loaded_through(con)))
 
 
 def meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 import duckdb
 
-from replayer import typed
+from replayer import projections, typed
 from replayer.envelope import EnvelopeBatch
 from replayer.sources import Delivery, PartitionKey
 from schemas.codec import Record
@@ -97,6 +97,7 @@ class Loader:
                 if on_batch:
                     on_batch(self.stats)
         self.flush()
+        self.project()
         if on_batch:
             on_batch(self.stats)
         return self.stats
@@ -104,6 +105,19 @@ class Loader:
     def finish(self) -> None:
         self.con.execute("UPDATE loads SET finished_at = now()::TIMESTAMP WHERE load_id = ?",
                          [self.load_id])
+
+    def project(self) -> None:
+        """Bring the materialized projections up to what is loaded, in one transaction (an
+        interruption before it is caught up by the next open)."""
+        if projections.current(self.con):
+            return
+        self.con.begin()
+        try:
+            projections.refresh(self.con)
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
 
     def flush(self) -> None:
         """Write the open batch, its problems and positions in one transaction."""

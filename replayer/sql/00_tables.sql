@@ -21,3 +21,8 @@ CREATE TABLE IF NOT EXISTS load_problems (
 -- The (session, topic, seq) of records skipped as duplicates (a restarted recorder re-sends
 -- what it had not checkpointed): their sequence numbers were delivered, not lost.
 CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, seq BIGINT);
+
+-- Projections kept as tables (analyses read them; a load refreshes them in its last
+-- transaction, replayer/projections.py), in refresh order; each is computed by the view
+-- <name>_computed.
+CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order INTEGER);

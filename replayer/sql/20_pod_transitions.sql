@@ -263,7 +263,7 @@ FROM everything;
 -- Order: by time, then by the causal rules of design §4 (an endpoint turns not-ready or
 -- leaves after the deletion was requested; DELETED follows everything else), then by
 -- resourceVersion (one etcd's commit order; it breaks the ties of 1 s derived times).
-CREATE OR REPLACE VIEW pod_transitions AS
+CREATE OR REPLACE VIEW pod_transitions_computed AS
 WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
     FROM raw_events WHERE kind = 'Pod' GROUP BY uid),
@@ -295,3 +295,7 @@ SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
 FROM ordered o LEFT JOIN ids i USING (uid)
 LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership GROUP BY ALL) m
        ON m.pod_uid = o.uid;
+
+-- Materialized: analyses read the table, each load refreshes it.
+INSERT OR REPLACE INTO materialized VALUES ('pod_transitions', 20);
+CREATE OR REPLACE TABLE pod_transitions AS FROM pod_transitions_computed;

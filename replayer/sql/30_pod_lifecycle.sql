@@ -7,7 +7,7 @@
 -- happened before the pod was first seen (their times come from the object). Durations
 -- are seconds (DOUBLE).
 
-CREATE OR REPLACE VIEW pod_lifecycle AS
+CREATE OR REPLACE VIEW pod_lifecycle_computed AS
 WITH steps AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(pod) AS pod,
            any_value(time) FILTER (WHERE step = 'created') AS created_seen_at,
@@ -83,3 +83,7 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
             WHEN list_distinct(t.exit_codes) = [0] THEN 'exited cleanly'
             ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
 FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid);
+
+-- Materialized: analyses read the table, each load refreshes it.
+INSERT OR REPLACE INTO materialized VALUES ('pod_lifecycle', 30);
+CREATE OR REPLACE TABLE pod_lifecycle AS FROM pod_lifecycle_computed;
