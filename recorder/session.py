@@ -26,7 +26,7 @@ from recorder.kube.catalogue import Target, parse_kinds, resolve_targets
 from recorder.kube.client import ApiClient
 from recorder.kube.config import ClusterConfig, load_config
 from recorder.metrics import HealthServer, Heartbeat, Metrics
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.settings import DEFAULT_OUT, RecordSettings
 from recorder.sinks import Sink
 from recorder.spool import Spool, SpoolFull
