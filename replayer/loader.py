@@ -3,7 +3,8 @@
 Each batch's rows and the ``(topic, partition, offset)`` it reached are written in one DuckDB
 transaction, so a killed load loses only its open batch and a re-run resumes exactly after
 what was committed (the eventsourcing "tracking record" pattern). What cannot be loaded as it
-came — decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
+came — byte ranges that could not be read (also kept in ``unreadable_ranges``, the source of
+the ``damaged`` unseen stretches), decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
 written to ``load_problems``, never fatal and never a wrong row.
 """
 
@@ -19,6 +20,7 @@ from replayer import typed
 from replayer.envelope import EnvelopeBatch
 from replayer.sources import Delivery, PartitionKey
 from schemas.codec import Record
+from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES
 
 OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
@@ -37,6 +39,7 @@ class LoadStats:
     problems: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
     filtered: int = 0
+    unreadable_bytes: int = 0
 
     def problem_count(self) -> int:
         return sum(self.problems.values())
@@ -131,6 +134,8 @@ class Loader:
         self._dirty = True
         self.stats.deliveries += 1
         if d.error is not None or d.record is None:
+            if isinstance(d.error, Unreadable):
+                self._unreadable(d, d.error)
             self._problem(d, getattr(d.error, "problem", "decode_error"),
                           str(d.error or "no record"))
         elif not self.keep.keeps(d.record):
@@ -192,6 +197,11 @@ class Loader:
         self.stats.loaded += 1
         self.stats.kinds[r.get("kind") or r.get("type")] += 1
 
+    def _unreadable(self, d: Delivery, damage: Unreadable) -> None:
+        self.stats.unreadable_bytes += damage.nbytes or 0
+        self.unreadable_rows.append((self.load_id, d.topic, d.partition, d.offset,
+                                     damage.end_offset, damage.nbytes, damage.cause))
+
     def _duplicate(self, d: Delivery, detail: str) -> None:
         self.stats.duplicates += 1
         r = d.record or {}
@@ -241,6 +251,9 @@ class Loader:
         if self.duplicate_seqs:
             self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
                                  self.duplicate_seqs)
+        if self.unreadable_rows:
+            self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 self.unreadable_rows)
         s = self.stats
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
@@ -253,6 +266,7 @@ class Loader:
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.duplicate_seqs: list[tuple[str, str, int]] = []
+        self.unreadable_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
 
 

@@ -5,8 +5,14 @@ A local log is a directory with one sub-directory per topic, each holding segmen
 Record schema (readable by any Avro tool) with metadata ``ktrace.fingerprint``, codec
 ``zstandard`` with frame checksums — Avro itself has none, and a flipped bit must be caught,
 not decoded into a wrong record. Blocks are written whole and flushed, so a reader sees
-complete blocks only. A crash may leave a torn
-last block: readers skip it with a warning and writers cut it off before appending.
+complete blocks only, except at the very end of the segment a writer is appending to.
+
+Live tail or damage? A writer holds an exclusive ``flock`` on the segment it appends to for
+as long as it has it open; the kernel drops the lock when the process ends, however it ends.
+So an incomplete last block (or an empty file) in a locked segment is a write in progress,
+and a reader waits for it; anywhere else — a closed segment, or a segment whose writer
+crashed — it is damage, reported with its byte range. A writer that finds its last segment
+torn leaves it as it is (the evidence) and continues in a new segment.
 
 Offsets are positions, not ordinals: ``segment << 48 | block byte position << 16 | index in
 block``. They increase with the log, stay valid if a damaged block is skipped, and let a
@@ -15,20 +21,23 @@ reader seek straight to where it stopped.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import zstandard
 
 from fastavro.schema import to_parsing_canonical_form
 
-from schemas.errors import DecodeError
+from schemas.errors import DecodeError, TransportError
 
 SEGMENT_SUFFIX = ".avro"
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
+_LOCK_ATTEMPTS, _LOCK_PAUSE_S = 50, 0.01  # readers hold their shared lock for microseconds
 _MAX_BLOCK_RECORDS = 1 << 16
 _MAX_BLOCK_BYTES = 1 << 30
 CODEC = b"zstandard"
@@ -53,6 +62,28 @@ def list_segments(topic_dir: str) -> list[tuple[int, str]]:
         if index is not None:
             found.append((index, os.path.join(topic_dir, name)))
     return sorted(found)
+
+
+def lock_for_writing(fh: BinaryIO) -> None:
+    """Take the writer's exclusive lock on an open segment (see the module docstring)."""
+    for _ in range(_LOCK_ATTEMPTS):
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            time.sleep(_LOCK_PAUSE_S)
+    raise TransportError(f"{fh.name} is locked by another writer: is a second recorder "
+                         "writing to this local log?")
+
+
+def is_being_written(fh: BinaryIO) -> bool:
+    """Whether a live writer holds the segment open in ``fh`` (its tail may still grow)."""
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return False
 
 
 def make_position(segment: int, block_pos: int, index: int) -> int:
@@ -213,7 +244,7 @@ def scan_blocks(data: bytes, header: SegmentHeader, start: int | None = None) ->
 
 
 def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
-    """How many leading bytes of a segment are whole blocks (a writer truncates there)."""
+    """How many leading bytes of a segment are whole blocks, and the damage at its end."""
     with open(path, "rb") as fh:
         data = fh.read()
     try:

@@ -43,6 +43,14 @@ def namespace_option(func: Callable) -> Callable:
     return click.option("-n", "--namespace", help="Only this namespace.")(func)
 
 
+def refuse_existing(path: str, *, rebuild: bool) -> None:
+    """Commands that make a new database leave an existing file untouched unless
+    ``rebuild`` (and even then ``db.open_db`` starts over only a ktrace database)."""
+    if os.path.exists(path) and not rebuild:
+        raise KtraceError(f"{path} already exists; pass --rebuild to start it over, or choose "
+                          "another --db")
+
+
 def with_db(func: Callable) -> Callable:
     """Opens --db read-only for the command as ``con`` and closes it afterwards."""
     @functools.wraps(func)
@@ -245,21 +253,24 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
 @click.option("--since", required=True, help="Window start (RFC 3339 or a duration: 2h).")
 @click.option("--until", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the window's database here (default: a temporary file).")
+              help="Keep the window's database here, a new file (default: a temporary file).")
+@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
 @output_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
-             until: str | None, db_path: str | None, namespace: str | None, output: str) -> None:
+             until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
+             output: str) -> None:
     """Load one window of a recording into a fresh database and print every finding."""
+    since_us, until_us = parse_when(since), parse_when(until) if until else None
+    if db_path:
+        refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
     with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
-        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=True)
+        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=rebuild)
         try:
             run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
-                       keep=RecordFilter(namespace, None), since_us=parse_when(since),
-                       until_us=parse_when(until) if until else None)
+                       keep=RecordFilter(namespace, None), since_us=since_us, until_us=until_us)
             print_sections(findings(con, namespace=namespace), output)
         finally:
             con.close()
             src.close()
-

@@ -18,7 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from ktrace.commands.topics import open_source
 from ktrace.options import kafka_options
 from ktrace.output import output_option
-from ktrace.commands.analyze import db_option, namespace_option, print_sections
+from ktrace.commands.analyze import db_option, namespace_option, print_sections, refuse_existing
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
@@ -46,14 +46,31 @@ def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
 
 def echo_summary(summary: Summary) -> None:
     s = summary.stats
+    damage = f" ({s.unreadable_bytes:,} bytes unreadable)" if s.problems["unreadable"] else ""
     click.echo(f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
-               f"{s.filtered:,} filtered out, {s.problem_count():,} problems)")
+               f"{s.filtered:,} filtered out, {_plural(s.problem_count(), 'problem')}{damage})")
+    if s.problems["unreadable"]:
+        click.echo(f"damage: {_plural(s.problems['unreadable'], 'byte range')} could not be "
+                   "read (table unreadable_ranges); `ktrace gaps` shows each as a damaged "
+                   "unseen stretch")
     click.echo(f"database: {summary.records:,} records from {summary.first} to {summary.last}; "
                f"{summary.gaps} unseen stretches")
     click.echo("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
     if summary.problems:
         click.echo("problems (see table load_problems): "
                    + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def check_strict(summary: Summary, strict: bool) -> None:
+    """--strict: damage fails the command (after the summary, so the user sees what)."""
+    damaged = summary.stats.problems["unreadable"]
+    if strict and damaged:
+        raise KtraceError(f"{_plural(damaged, 'unreadable byte range')} in the source "
+                          "(--strict)")
 
 
 def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
@@ -70,9 +87,11 @@ def _window(since: str | None, until: str | None) -> tuple[int | None, int | Non
 @click.option("--until", help="Stop at this time (RFC 3339, or a duration before now).")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when part of the source could not be read.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, cluster: str | None, since: str | None, until: str | None,
-           rebuild: bool, follow: bool) -> None:
+           rebuild: bool, follow: bool, strict: bool) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice."""
     since_us, until_us = _window(since, until)
@@ -99,6 +118,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     finally:
         src.close()
     echo_summary(summary)
+    check_strict(summary, strict)
 
 
 def stop_on_signals() -> threading.Event:
@@ -152,15 +172,17 @@ def demo_recording() -> str:
 
 @click.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the demo database here (default: a temporary file).")
+              help="Keep the demo database here, a new file (default: a temporary file).")
+@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @output_option
-def demo(db_path: str | None, output: str) -> None:
+def demo(db_path: str | None, rebuild: bool, output: str) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
     print what ktrace finds."""
+    if db_path:
+        refuse_existing(db_path, rebuild=rebuild)
     with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:
-        path = db_path or os.path.join(tmp, "demo.duckdb")
-        con = db.open_db(path, rebuild=True)
+        con = db.open_db(db_path or os.path.join(tmp, "demo.duckdb"), rebuild=rebuild)
         try:
             with progress_bar("demo") as update:
                 run_replay(LocalLogSource(demo_recording()), con, source_name="demo",

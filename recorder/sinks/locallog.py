@@ -1,6 +1,8 @@
 """The local log sink: Avro container segments per topic in a directory (see
 schemas.locallog for the layout). Records are written in whole blocks so concurrent readers
-never see half a record; a torn tail left by a crash is cut off before appending."""
+never see half a record; the segment being appended is locked (``flock``) so readers can tell
+its growing tail from a torn one. A segment a crash left torn is kept as it is, the evidence
+replay reports, and writing continues in a new segment."""
 
 from __future__ import annotations
 
@@ -86,16 +88,17 @@ class LocalLogSink:
     def _reopen(self, topic_dir: str, index: int, path: str) -> _TopicWriter | None:
         """Append to the last segment if it is whole and of the current schema."""
         length, header, damage = locallog.good_length(path)
+        if header is None and length == 0 and os.path.getsize(path) < _header_size():
+            os.remove(path)  # a header torn while being written held no records
+            return self._create(topic_dir, index)
         if damage is not None:
-            log.warning("local log %s: %s; cutting %d bytes off before appending",
-                        path, damage.reason, os.path.getsize(path) - length)
+            log.warning("local log %s: %s; %d bytes kept as they are, continuing in a new "
+                        "segment", path, damage.reason, os.path.getsize(path) - length)
+            return None
         if header is None or header.fingerprint != repository.current().fingerprint:
-            if header is None and length == 0:
-                os.remove(path)  # a torn header holds nothing
-                return self._create(topic_dir, index)
             return None
         file = open(path, "r+b")
-        file.truncate(length)
+        locallog.lock_for_writing(file)
         file.seek(length)
         return _TopicWriter(topic_dir, index, file, header.sync, length)
 
@@ -104,6 +107,7 @@ class LocalLogSink:
         sync = os.urandom(locallog.SYNC_SIZE)
         header = locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint, sync)
         file = open(os.path.join(topic_dir, locallog.segment_name(index)), "xb")
+        locallog.lock_for_writing(file)
         file.write(header)
         file.flush()
         return _TopicWriter(topic_dir, index, file, sync, len(header))
@@ -123,3 +127,10 @@ class LocalLogSink:
         fresh = self._create(writer.directory, writer.segment + 1)
         writer.segment, writer.file, writer.sync, writer.size = (
             fresh.segment, fresh.file, fresh.sync, fresh.size)
+
+
+def _header_size() -> int:
+    """Bytes of a current segment header: a smaller file with no header holds no records."""
+    current = repository.current()
+    return len(locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint,
+                                      bytes(locallog.SYNC_SIZE)))

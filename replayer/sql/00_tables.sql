@@ -21,3 +21,11 @@ CREATE TABLE IF NOT EXISTS load_problems (
 -- The (session, topic, seq) of records skipped as duplicates (a restarted recorder re-sends
 -- what it had not checkpointed): their sequence numbers were delivered, not lost.
 CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, seq BIGINT);
+
+-- Byte ranges of the source that could not be read — corrupt blocks, torn tails, missing,
+-- empty or unreadable segments, undecodable Kafka records: [from_offset, to_offset) of the
+-- topic's positions, bytes NULL where unknown (a missing segment). The damaged stretches
+-- of unseen_stretches (50_gaps.sql) are derived from them.
+CREATE TABLE IF NOT EXISTS unreadable_ranges (
+    load_id INTEGER, topic VARCHAR, "partition" INTEGER, from_offset BIGINT, to_offset BIGINT,
+    bytes BIGINT, cause VARCHAR);
