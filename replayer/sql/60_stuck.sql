@@ -179,18 +179,18 @@ c_namespace AS (
     WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
 -- the recording itself: while an unseen stretch of the object's topic is open at ts, the
 -- DELETED may simply not have been seen (after it, the relist re-established the state).
--- an unseen stretch of the object's topic after its deadline; a damaged one that ends after
--- the object's last record read ranks first: no relist followed it, so its fate is unknown.
+-- an unseen stretch of the object's topic covering ts; or damage after the object's last
+-- record read, which ranks first: no relist followed it, so the object's fate is unknown.
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
-           max(CASE WHEN g.type = 'damaged' AND g.end_at >= s.received_at THEN 95 ELSE 30 END)
+           max(CASE WHEN g.type = 'damaged' AND g.end_at > s.received_at THEN 95 ELSE 30 END)
                AS score,
            string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ' ORDER BY g.start_at, g.type)
                AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
       ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts
-     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.deletion_at))
+     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.received_at))
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted
