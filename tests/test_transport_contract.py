@@ -156,7 +156,7 @@ def test_a_bad_record_is_reported_by_position_and_the_rest_decode(transport, dam
     read = _read(transport)  # one key: one partition, read in offset order
     assert [d.error is not None for d in read] == [False] * 5 + [True] + [False] * 5
     bad = read[5]
-    assert message in str(bad.error)
+    assert message in str(bad.error) and isinstance(bad.error, Unreadable)
     assert bad.where() == f"{transport.topic()}/{bad.partition}@{bad.offset}"
     assert read[4].offset < bad.offset < read[6].offset
     assert [d.record["seq"] for d in read if d.record] == list(range(10))

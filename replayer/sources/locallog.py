@@ -162,8 +162,11 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.Segme
             offset = locallog.make_position(index, item.position, i)
             try:
                 record = codec.read_one(stream, header.fingerprint)
-            except DecodeError as exc:
-                yield Delivery(topic, 0, offset, None, exc)
-                break  # the rest of this block cannot be framed
+            except DecodeError as exc:  # the rest of this block cannot be framed
+                yield Delivery(topic, 0, offset, None, Unreadable(
+                    f"records {i}..{item.count - 1} of the block do not decode: {exc}",
+                    item.end - item.position if i == 0 else None,
+                    locallog.make_position(index, item.end, 0)))
+                break
             if i >= first:
                 yield Delivery(topic, 0, offset, record)
