@@ -1,4 +1,5 @@
-"""Option sets shared by commands: Kafka connection (TLS/SASL) and the source to read."""
+"""Option sets shared by commands: Kafka connection (TLS/SASL), the source to read, and
+redaction."""
 
 from __future__ import annotations
 
@@ -51,3 +52,19 @@ def kafka_options(func: Callable) -> Callable:
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+def redaction_options(func: Callable) -> Callable:
+    """--redact PATH (repeatable) and --no-redact, the same on every path into storage."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs["no_redact"] and kwargs["redact"]:
+            raise click.UsageError("--redact and --no-redact contradict each other")
+        return func(*args, **kwargs)
+
+    wrapper = click.option("--no-redact", is_flag=True,
+                           help="Store env values and last-applied configuration as sent "
+                                "(Secrets are refused all the same).")(wrapper)
+    return click.option("--redact", multiple=True, metavar="PATH",
+                        help="Also redact this JSONPath-ish path, e.g. "
+                             "\"metadata.annotations['x/token']\".")(wrapper)

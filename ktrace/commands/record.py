@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ktrace.options import kafka_options
+from ktrace.options import kafka_options, redaction_options
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from recorder.logs import use_json_logs
 from recorder.session import record as run_recording
@@ -34,9 +34,7 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
               help="Where records wait while Kafka is unreachable (default: STATE_DIR/spool).")
 @click.option("--spool-max-mb", type=click.IntRange(1), default=DEFAULT_SPOOL_BYTES // 2**20,
               show_default=True, help="Spool size limit; when full, watches pause (nothing is dropped).")
-@click.option("--redact", multiple=True, metavar="PATH",
-              help="Also redact this JSONPath-ish path, e.g. \"metadata.annotations['x/token']\".")
-@click.option("--no-redact", is_flag=True, help="Record env values and last-applied configuration as sent.")
+@redaction_options
 @click.option("--typed-facts", is_flag=True,
               help="Also write the typed meta/facts Avro fields, for Kafka consumers that read "
                    "them (the object JSON holds the same; ktrace replay does not need them).")
@@ -53,8 +51,6 @@ def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            duration: float | None, log_format: str) -> None:
     """Record every change the API server reports (list/watch), with the component that made
     it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration."""
-    if no_redact and redact:
-        raise click.UsageError("--redact and --no-redact contradict each other")
     if kafka is not None and out is not None:
         raise click.UsageError("give --kafka or --out, not both")
     if log_format == "json":

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ktrace.commands.topics import open_source
-from ktrace.options import kafka_options
+from ktrace.options import kafka_options, redaction_options
 from ktrace.output import output_option
 from ktrace.commands.analyze import db_option, namespace_option, print_sections, refuse_existing
 from replayer import db
@@ -26,6 +26,7 @@ from replayer.replay import Summary, follow as run_follow, import_captures, repl
 from replayer.sources.locallog import LocalLogSource
 from replayer.when import parse_when
 from schemas.errors import KtraceError
+from schemas.redaction import Redactor
 from schemas.kafka_settings import KafkaSettings
 
 
@@ -149,14 +150,18 @@ def report_catch_up() -> Callable[[LoadStats], None]:
 @click.option("--cluster", default="imported", show_default=True,
               help="Cluster name stored in the imported records.")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
+@redaction_options
 def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster: str,
-            rebuild: bool) -> None:
-    """Load captures of `kubectl get KIND --watch --output-watch-events -o json` (one file
-    per kind). Times are derived from the objects (1 s precision) and marked derived."""
+            rebuild: bool, redact: tuple[str, ...], no_redact: bool) -> None:
+    """Load captures of `kubectl get KIND --watch --output-watch-events -o json` or
+    `kubectl get KIND -o json` (one file per kind). Times are derived from the objects (1 s
+    precision) and marked derived. Objects are redacted as `record` redacts them; Secrets
+    are refused."""
+    redactor = Redactor(redact, enabled=not no_redact)
     con = db.open_db(db_path, rebuild=rebuild)
     try:
         with progress_bar("import") as update:
-            summary = import_captures(list(files), con, cluster=cluster,
+            summary = import_captures(list(files), con, cluster=cluster, redactor=redactor,
                                       keep=RecordFilter(namespace, None), on_batch=update)
     finally:
         con.close()
