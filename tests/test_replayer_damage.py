@@ -12,7 +12,6 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import pytest

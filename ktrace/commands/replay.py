@@ -15,16 +15,16 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ktrace.commands.topics import open_source
+from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import kafka_options, redaction_options
 from ktrace.output import output_option
-from ktrace.commands.analyze import db_option, namespace_option, print_sections, refuse_existing
+from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
+                                     refuse_existing, window)
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
 from replayer.replay import Summary, follow as run_follow, import_captures, replay as run_replay
 from replayer.sources.locallog import LocalLogSource
-from replayer.when import parse_when
 from schemas.errors import KtraceError
 from schemas.redaction import Redactor
 from schemas.kafka_settings import KafkaSettings
@@ -74,10 +74,6 @@ def check_strict(summary: Summary, strict: bool) -> None:
                           "(--strict)")
 
 
-def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    return (parse_when(since) if since else None, parse_when(until) if until else None)
-
-
 @click.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False))
 @kafka_options
@@ -95,11 +91,13 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
            rebuild: bool, follow: bool, strict: bool) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice."""
-    since_us, until_us = _window(since, until)
+    since_us, until_us = window(since, until)
     src = open_source(source, kafka)
     name = source or f"kafka {kafka.bootstrap}"
     keep = RecordFilter(namespace, cluster)
     try:
+        if not follow:  # a follower may start before the recorder made its first topic
+            require_topics(src, topic_prefix, name)
         with progress_bar("replay") as update:
             if follow:
                 if rebuild:
@@ -118,6 +116,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                     con.close()
     finally:
         src.close()
+    check_window(summary, since, until)
     echo_summary(summary)
     check_strict(summary, strict)
 

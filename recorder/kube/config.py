@@ -111,9 +111,12 @@ def merged_kubeconfig(paths: list[Path]) -> dict[str, Any]:
     merged: dict[str, Any] = {"clusters": {}, "users": {}, "contexts": {}, "current-context": None}
     for path in paths:
         try:
-            doc = yaml.safe_load(path.read_text()) or {}
+            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"kubeconfig {path} is not UTF-8 text (byte {exc.start})") from exc
         except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ConfigError(f"cannot read kubeconfig {path}: {first}") from exc
         if not isinstance(doc, dict):
             raise ConfigError(f"kubeconfig {path} is not a mapping")
         for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):

@@ -21,6 +21,10 @@ class LocalLogSource:
     def __init__(self, directory: str) -> None:
         if not os.path.isdir(directory):
             raise TransportError(f"no local log at {directory}: not a directory")
+        if locallog.list_segments(directory):
+            parent = os.path.dirname(os.path.abspath(directory))
+            raise TransportError(f"{directory} is one topic's directory (it holds segments); "
+                                 f"give the local log's root, {parent}")
         self._directory = directory
 
     def topics(self, prefix: str | None = None) -> list[str]:
