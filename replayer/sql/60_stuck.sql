@@ -178,9 +178,9 @@ c_namespace AS (
     LEFT JOIN ns_remaining n ON n.uid = s.uid
     WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
 -- the recording itself: while an unseen stretch of the object's topic is open at ts, the
--- DELETED may simply not have been seen (after it, the relist re-established the state).
--- an unseen stretch of the object's topic covering ts; or damage after the object's last
--- record read, which ranks first: no relist followed it, so the object's fate is unknown.
+-- DELETED may simply not have been seen (after it, the relist re-established the state);
+-- damage after the object's last record read ranks first: no relist followed it, so the
+-- object's fate is unknown.
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
            max(CASE WHEN g.type = 'damaged' AND g.end_at > s.received_at THEN 95 ELSE 30 END)
