@@ -29,6 +29,7 @@ from recorder.metrics import HealthServer, Heartbeat, Metrics
 from schemas.redaction import Redactor
 from recorder.settings import DEFAULT_OUT, RecordSettings
 from recorder.sinks import Sink
+from recorder.deadletter import DeadLetters
 from recorder.spool import Spool, SpoolFull
 from recorder.writer import Writer
 from schemas.errors import KtraceError
@@ -105,7 +106,9 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
                                        else tempfile.mkdtemp(prefix="ktrace-spool-"))
     spool = Spool(spool_dir, max_bytes=settings.spool_max_bytes)
     kafka = settings.kafka
-    return SpoolingSink(lambda: KafkaSink(kafka), spool,
+    dead_letters = DeadLetters(spool_dir, on_dead_letter=lambda topic: metrics.dead_lettered
+                               .labels(topic=topic).inc())
+    return SpoolingSink(lambda: KafkaSink(kafka), spool, dead_letters=dead_letters,
                         on_error=lambda exc: metrics.producer_errors.inc())
 
 

@@ -57,7 +57,8 @@ damaged AS (
            (SELECT arg_min(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
               AND r."partition" = u."partition" AND r."offset" >= u.to_offset) AS after_id
     FROM unreadable_ranges u)
-SELECT 'gap_marker' AS type, m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
+SELECT CASE m.cause WHEN 'dead_lettered' THEN 'dead_lettered' ELSE 'gap_marker' END AS type,
+       m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
        coalesce(m.to_time, r.received_at) AS end_at,
        concat_ws(': ', m.cause, m.detail) ||
            coalesce(' (resourceVersion ' || m.from_rv || ' → ' || m.to_rv || ')', '') AS detail,
