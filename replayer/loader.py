@@ -168,16 +168,20 @@ class Loader:
         """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
         uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
         latest_rv, types = self.latest.get(uid, (None, set()))
-        if rv is not None and latest_rv is not None and rv < latest_rv:
-            if self._seen_before(uid, rv_text, rtype):
-                self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
-                return False
+        older = rv is not None and latest_rv is not None and rv < latest_rv
+        unordered = rv is None and bool(rv_text)  # not a number: only equality, receive order
+        if (older or unordered) and self._seen_before(uid, rv_text, rtype):
+            self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
+            return False
+        if older:
             self._problem(d, "out_of_order",
                           f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
+        elif unordered:
+            pass
         elif rv == latest_rv and rtype in types:
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
-        elif rv is None or latest_rv is None or rv > latest_rv:
+        elif latest_rv is None or rv > latest_rv:
             self.latest[uid] = (rv, {rtype})
         else:
             types.add(rtype)
