@@ -38,6 +38,7 @@ MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
 _LOCK_ATTEMPTS, _LOCK_PAUSE_S = 50, 0.01  # readers hold their shared lock for microseconds
+_MAX_HEADER_ENTRIES = 64
 _MAX_BLOCK_RECORDS = 1 << 16
 _MAX_BLOCK_BYTES = 1 << 30
 CODEC = b"zstandard"
@@ -125,6 +126,17 @@ def _encode_bytes(data: bytes) -> bytes:
     return encode_long(len(data)) + data
 
 
+def _read_bytes(buf: bytes | memoryview, pos: int) -> tuple[bytes, int]:
+    """Avro ``bytes`` at ``pos``; IndexError or ValueError when the length is impossible
+    (a corrupt length must never move the cursor backwards or past the end)."""
+    length, pos = read_long(buf, pos)
+    if length < 0:
+        raise ValueError("negative length")
+    if pos + length > len(buf):
+        raise IndexError
+    return bytes(buf[pos:pos + length]), pos + length
+
+
 # --- segment header -------------------------------------------------------------------------
 
 
@@ -161,11 +173,11 @@ def read_header(data: bytes) -> SegmentHeader:
                 break
             if count < 0:  # a negative count is followed by the block's byte size
                 count, (_, pos) = -count, read_long(data, pos)
+            if count > _MAX_HEADER_ENTRIES:
+                raise ValueError("implausible metadata count")
             for _ in range(count):
-                klen, pos = read_long(data, pos)
-                key = bytes(data[pos:pos + klen]).decode()
-                vlen, pos = read_long(data, pos + klen)
-                meta[key], pos = bytes(data[pos:pos + vlen]), pos + vlen
+                key, pos = _read_bytes(data, pos)
+                meta[key.decode()], pos = _read_bytes(data, pos)
         sync = bytes(data[pos:pos + SYNC_SIZE])
         if len(sync) != SYNC_SIZE:
             raise IndexError

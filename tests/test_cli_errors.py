@@ -155,7 +155,7 @@ def test_ctrl_c_exits_130_without_a_traceback(dbfile):
 
 
 def test_a_closed_pipe_ends_quietly(dbfile):
-    reader = subprocess.Popen([*KTRACE, "query", "SELECT * FROM range(2000000)", "--db", dbfile,
+    reader = subprocess.Popen([*KTRACE, "query", "SELECT * FROM range(200000)", "--db", dbfile,
                                "-o", "csv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reader.stdout.read(10)
     reader.stdout.close()
