@@ -98,7 +98,8 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
     if settings.kafka is None:
         from recorder.sinks.locallog import LocalLogSink
 
-        return LocalLogSink(settings.out or DEFAULT_OUT)
+        return LocalLogSink(settings.out or DEFAULT_OUT, retention_bytes=settings.retention_bytes,
+                            retention_age_s=settings.retention_age_s)
     from recorder.sinks.kafka import KafkaSink
     from recorder.sinks.spooling import SpoolingSink
 

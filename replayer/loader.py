@@ -202,7 +202,8 @@ class Loader:
         self.stats.kinds[r.get("kind") or r.get("type")] += 1
 
     def _unreadable(self, d: Delivery, damage: Unreadable) -> None:
-        self.stats.unreadable_bytes += damage.nbytes or 0
+        if damage.problem == "unreadable":  # not retention's removals
+            self.stats.unreadable_bytes += damage.nbytes or 0
         self.unreadable_rows.append((self.load_id, d.topic, d.partition, d.offset,
                                      damage.end_offset, damage.nbytes, damage.cause))
 

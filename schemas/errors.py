@@ -26,3 +26,9 @@ class Unreadable(DecodeError):
     def __init__(self, cause: str, nbytes: int | None, end_offset: int) -> None:
         super().__init__(cause)
         self.cause, self.nbytes, self.end_offset = cause, nbytes, end_offset
+
+
+class Retained(Unreadable):
+    """Records removed by the local log's retention: an unseen stretch, not damage."""
+
+    problem = "retention"

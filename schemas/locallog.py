@@ -22,6 +22,7 @@ reader seek straight to where it stopped.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -85,6 +86,51 @@ def is_being_written(fh: BinaryIO) -> bool:
         return True
     fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     return False
+
+
+# --- retention ------------------------------------------------------------------------------
+
+RETENTION_FILE = "retention.json"
+
+
+def apply_retention(topic_dir: str, current: int, max_bytes: int | None,
+                    max_age_s: float | None) -> None:
+    """Remove whole closed segments, oldest first, while the topic holds more than
+    ``max_bytes`` or the oldest was last written over ``max_age_s`` ago; each removal is
+    noted in ``retention.json`` first, so readers report it as retention, not damage."""
+    closed = [(i, p) for i, p in list_segments(topic_dir) if i < current]
+    sizes = {p: os.path.getsize(p) for _, p in closed}
+    total = sum(sizes.values()) + sum(os.path.getsize(p) for i, p in list_segments(topic_dir)
+                                      if i >= current)
+    for index, path in closed:
+        too_big = max_bytes is not None and total > max_bytes
+        too_old = max_age_s is not None and time.time() - os.path.getmtime(path) > max_age_s
+        if not (too_big or too_old):
+            return
+        note = retained(topic_dir)
+        _note_retention(topic_dir, index, note["bytes"] + sizes[path])
+        os.remove(path)
+        total -= sizes[path]
+
+
+def retained(topic_dir: str) -> dict:
+    """What retention removed from a topic: ``through`` (last segment index, -1 for none)
+    and ``bytes``."""
+    try:
+        with open(os.path.join(topic_dir, RETENTION_FILE), "rb") as fh:
+            note = json.loads(fh.read())
+        return {"through": int(note["through"]), "bytes": int(note["bytes"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"through": -1, "bytes": 0}
+
+
+def _note_retention(topic_dir: str, through: int, nbytes: int) -> None:
+    path = os.path.join(topic_dir, RETENTION_FILE)
+    with open(path + ".tmp", "w") as fh:
+        json.dump({"through": through, "bytes": nbytes}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(path + ".tmp", path)
 
 
 def make_position(segment: int, block_pos: int, index: int) -> int:

@@ -11,7 +11,7 @@ from typing import Iterator, Mapping, Sequence
 
 from replayer.sources import Delivery, PartitionKey, TopicSummary
 from schemas import codec, locallog
-from schemas.errors import DecodeError, TransportError, Unreadable
+from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
@@ -77,6 +77,8 @@ class LocalLogSource:
             return
         after_segment = -1 if after is None else locallog.split_position(after)[0]
         segments = locallog.list_segments(topic_dir)
+        if segments and _lost_before_oldest(after, segments[0][0]):
+            yield _before_oldest(topic, topic_dir, segments[0][0], 0 if after is None else after + 1)
         expected = segments[0][0] if segments else 0
         for index, path in segments:
             if expected < index and expected > after_segment:
@@ -105,6 +107,29 @@ def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: i
 def _whole_segment(index: int) -> tuple[int, int]:
     """(from, to) offsets spanning all of segment ``index``."""
     return locallog.make_position(index, 0, 0), locallog.make_position(index + 1, 0, 0)
+
+
+def _lost_before_oldest(after: int | None, oldest: int) -> bool:
+    """Whether segments before ``oldest`` went unread: none was read yet, or the one this
+    read resumes in is gone (a report of missing segments is at a segment's position 0)."""
+    if after is None:
+        return oldest > 0
+    segment = locallog.split_position(after)[0]
+    return segment < oldest and after != locallog.make_position(segment, 0, 0)
+
+
+def _before_oldest(topic: str, topic_dir: str, oldest: int, offset: int) -> Delivery:
+    """Segments before the oldest one: removed by retention (an unseen stretch, not
+    damage) when ``retention.json`` says so, else missing."""
+    end = _whole_segment(oldest - 1)[1]
+    names = f"up to {locallog.segment_name(oldest - 1)}"
+    if locallog.retained(topic_dir)["through"] >= oldest - 1:
+        cause, error = f"retention: segments {names} removed", Retained
+    else:
+        cause, error = f"segments {names} missing", Unreadable
+    nbytes = locallog.retained(topic_dir)["bytes"] if error is Retained else None
+    log.warning("%s/0@%d: %s", topic, offset, cause)
+    return Delivery(topic, 0, offset, None, error(cause, nbytes, end))
 
 
 def _missing_segments(topic: str, first: int, stop: int) -> Delivery:

@@ -77,7 +77,8 @@ SELECT 'sequence_hole', session, topic, prev_at, received_at,
        event_id
 FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL
 UNION ALL
-SELECT 'damaged', b.session, d.topic,
+SELECT CASE WHEN starts_with(d.cause, 'retention:') THEN 'retention' ELSE 'damaged' END,
+       b.session, d.topic,
        coalesce(b.received_at, (SELECT min(received_at) FROM raw_events)),
        coalesce(a.received_at, data_end()),
        d.cause || ' (' || coalesce(d.bytes || ' bytes', 'size unknown') || ' at offset '
