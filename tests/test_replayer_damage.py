@@ -207,7 +207,7 @@ def test_the_summary_says_what_was_unreadable_and_strict_fails(copy, tmp_path, s
     block = copy.blocks[0][1]
     _flip(copy.segments[0], (block.position + block.end) // 2, 8)
     result = CliRunner().invoke(cli, ["replay", str(copy.root), "--db",
-                                      str(tmp_path / "s.duckdb"), *strict])
+                                      str(tmp_path / "summary.duckdb"), *strict])
     assert result.exit_code == code, result.output
     lines = result.output.splitlines()
     assert lines[0].endswith(f"1 problem ({block.end - block.position:,} bytes unreadable))")
