@@ -13,6 +13,8 @@ import datetime
 import io
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +54,16 @@ class Mutation:
         return data[: self.at] + self.insert + data[self.at + self.cut:]
 
 
+@contextmanager
+def _file(name: str, data: bytes) -> Iterator[str]:
+    """``data`` as a file called ``name`` in a fresh directory (hypothesis runs many
+    examples per test, so no function-scoped tmp_path)."""
+    with tempfile.TemporaryDirectory() as root:
+        path = Path(root, name)
+        path.write_bytes(data)
+        yield str(path)
+
+
 def mutations(size: int) -> st.SearchStrategy[list[Mutation]]:
     one = st.builds(Mutation, at=st.integers(0, size - 1), cut=st.integers(0, 64),
                     insert=st.binary(max_size=32))
@@ -88,12 +100,12 @@ def _block_end(data: bytes, position: int) -> int:
 
 
 def _read(data: bytes) -> list:
-    with tempfile.TemporaryDirectory() as root:
-        topic = Path(root, "ktrace.pods")
+    with _file(locallog.segment_name(0), data) as path:
+        root = Path(path).parent
+        topic = root / "ktrace.pods"
         topic.mkdir()
-        (topic / locallog.segment_name(0)).write_bytes(data)
-        source = LocalLogSource(root)
-        return list(source.read(["ktrace.pods"]))
+        Path(path).rename(topic / locallog.segment_name(0))
+        return list(LocalLogSource(str(root)).read(["ktrace.pods"]))
 
 
 @FUZZ
@@ -166,11 +178,9 @@ def test_kafka_decoder_turns_any_bytes_into_a_record_or_an_unreadable_range(chan
 @given(mutations(len(CAPTURE)))
 def test_capture_importer_keeps_every_item_before_the_damage(changes):
     text, first_change = mutate(CAPTURE, changes)
-    with tempfile.TemporaryDirectory() as root:
-        path = Path(root, "pods.json")
-        path.write_bytes(text)
+    with _file("pods.json", text) as path:
         try:
-            read = list(read_capture(str(path), cluster="c", redactor=Redactor()))
+            read = list(read_capture(path, cluster="c", redactor=Redactor()))
         except KtraceError:
             return
     whole_lines = CAPTURE[:first_change].count(b"\n")
@@ -211,12 +221,15 @@ KUBECONFIG = yaml.safe_dump({
 @FUZZ
 @given(mutations(len(KUBECONFIG)))
 def test_kubeconfig_loader_raises_only_its_own_errors(changes):
-    text, _ = mutate(KUBECONFIG, changes)
-    with tempfile.TemporaryDirectory() as root:
-        path = Path(root, "config")
-        path.write_bytes(text)
+    _load_kubeconfig(mutate(KUBECONFIG, changes)[0])
+
+
+def _load_kubeconfig(text: bytes) -> None:
+    """Load ``text`` as a kubeconfig and make its TLS context: only ktrace's errors may
+    escape (exec plugins are never run: the commands would be fuzzed)."""
+    with _file("config", text) as path:
         try:
-            config = load_config(str(path))
+            config = load_config(path)
             try:
                 ssl_context(config)
             finally:
@@ -227,16 +240,15 @@ def test_kubeconfig_loader_raises_only_its_own_errors(changes):
 
 def test_the_unmutated_inputs_read_cleanly():
     assert not [d for d in _read(SEGMENT) if d.error]
-    with tempfile.TemporaryDirectory() as root:
-        path = Path(root, "config")
-        path.write_bytes(KUBECONFIG)
-        config = load_config(str(path))
+    with _file("config", KUBECONFIG) as path:
+        config = load_config(path)
         assert ssl_context(config) is not None
         config.cleanup()
     assert os.path.getsize(DATA / "scenarios" / "kubectl" / "pods.json") == len(CAPTURE)
 
 
-def _paths(node, prefix=()):
+def _paths(node: object, prefix: tuple = ()) -> Iterator[tuple]:
+    """Every path into a parsed YAML document (keys and list indices)."""
     yield prefix
     children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, child in children:
@@ -262,14 +274,4 @@ def test_kubeconfig_loader_takes_any_value_in_any_field(replacements):
             node[path[-1]] = value
         except (KeyError, IndexError, TypeError):
             continue  # an earlier replacement removed this path
-    with tempfile.TemporaryDirectory() as root:
-        config_path = Path(root, "config")
-        config_path.write_text(yaml.safe_dump(doc))
-        try:
-            config = load_config(str(config_path))
-            try:
-                ssl_context(config)  # (exec plugins are not run: fuzzed commands)
-            finally:
-                config.cleanup()
-        except KtraceError:
-            pass
+    _load_kubeconfig(yaml.safe_dump(doc).encode())
