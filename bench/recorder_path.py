@@ -19,7 +19,7 @@ from bench.workload import TARGETS
 from recorder import informer, lean
 from recorder.checkpoint import CheckpointStore
 from recorder.metrics import Metrics
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.session import open_sink
 from recorder.settings import RecordSettings
 from recorder.sinks import Sink

@@ -18,7 +18,7 @@ from bench.workload import TARGETS
 from recorder import lean, truncation
 from recorder.attribution import Attributor
 from recorder.informer import parse_event
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.splice import SpanRedactor
 from schemas import codec, records
 

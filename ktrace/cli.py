@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 from typing import Any
 
@@ -16,14 +18,43 @@ from ktrace.commands.topics import topics
 from schemas.errors import KtraceError
 
 
+#: Exit statuses (README "Exit status"): 0 success, 1 a runtime error (ktrace's own errors,
+#: --strict damage), 2 a usage error (click's convention), 130 interrupted (Ctrl-C); a
+#: closed output pipe ends quietly with 0.
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+
+
 class KtraceGroup(click.Group):
-    """Turns ktrace's own errors into one clear line and exit status 1."""
+    """Every failure ends as one ``Error:`` line on stderr and a documented exit status:
+    no usage dump, no traceback on Ctrl-C, nothing at all when the reader closed the pipe."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KtraceError as exc:
             raise click.ClickException(str(exc)) from exc
+        except BrokenPipeError:
+            # the reader went away (`| head`): say nothing, and keep Python's final flush quiet
+            with contextlib.suppress(OSError, ValueError):  # no real stdout under a test runner
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            result = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except (KeyboardInterrupt, click.Abort):
+            click.echo("interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(result if isinstance(result, int) else 0)
 
 
 @click.group(cls=KtraceGroup, context_settings={"help_option_names": ["-h", "--help"]})

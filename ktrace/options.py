@@ -1,4 +1,5 @@
-"""Option sets shared by commands: Kafka connection (TLS/SASL) and the source to read."""
+"""Option sets shared by commands: Kafka connection (TLS/SASL), the source to read, and
+redaction."""
 
 from __future__ import annotations
 
@@ -51,3 +52,55 @@ def kafka_options(func: Callable) -> Callable:
     for option in reversed(options):
         wrapper = option(wrapper)
     return wrapper
+
+
+def redaction_options(func: Callable) -> Callable:
+    """--redact PATH (repeatable) and --no-redact, the same on every path into storage."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs["no_redact"] and kwargs["redact"]:
+            raise click.UsageError("--redact and --no-redact contradict each other")
+        return func(*args, **kwargs)
+
+    wrapper = click.option("--no-redact", is_flag=True,
+                           help="Store env values and last-applied configuration as sent "
+                                "(Secrets are refused all the same).")(wrapper)
+    return click.option("--redact", multiple=True, metavar="PATH",
+                        help="Also redact this JSONPath-ish path, e.g. "
+                             "\"metadata.annotations['x/token']\".")(wrapper)
+
+
+class SizeType(click.ParamType):
+    """A byte count: ``500M``, ``10G``, ``1.5T`` (binary units) or plain bytes."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "")
+        try:
+            size = int(float(number) * self._UNITS[unit])
+        except ValueError:
+            self.fail(f"{value!r} is not a size like 500M or 10G", param, ctx)
+        if size <= 0:
+            self.fail(f"{value!r} must be more than 0", param, ctx)
+        return size
+
+
+class AgeType(click.ParamType):
+    """A duration in seconds: ``90s``, ``30m``, ``12h``, ``7d`` or plain seconds."""
+
+    name = "AGE"
+    _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        text = str(value).strip().lower()
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "s")
+        try:
+            seconds = float(number) * self._UNITS[unit]
+        except ValueError:
+            self.fail(f"{value!r} is not a duration like 12h or 7d", param, ctx)
+        if seconds <= 0:
+            self.fail(f"{value!r} must be more than 0", param, ctx)
+        return seconds

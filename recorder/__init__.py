@@ -2,7 +2,7 @@
 
 How it fits together (``recorder.session`` wires it): one ``informer.Informer`` thread per
 watched resource reads the API server (``kube/``) and reports items in server order into one
-bounded queue; one ``writer.Writer`` turns them into records (``attribution``, ``redaction``,
+bounded queue; one ``writer.Writer`` turns them into records (``attribution``, ``schemas.redaction``,
 ``truncation``) with gap-free seq per (session, topic) and sends them to a sink (Kafka
 behind ``sinks.spooling``, or the local log); after each flush the ``checkpoint`` is saved.
 

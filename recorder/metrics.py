@@ -38,6 +38,9 @@ class Metrics:
                                  registry=r)
         self.producer_errors = Counter("ktrace_producer_errors", "Kafka send/flush failures",
                                        registry=r)
+        self.dead_lettered = Counter("ktrace_dead_lettered", "Records the broker rejected for "
+                                     "good, kept in dead-letter.jsonl beside the spool",
+                                     ["topic"], registry=r)
         self.spool_records = Gauge("ktrace_spool_records", "Records waiting in the spool",
                                    registry=r)
         self.spool_bytes = Gauge("ktrace_spool_bytes", "Bytes waiting in the spool", registry=r)

@@ -26,9 +26,10 @@ from recorder.kube.catalogue import Target, parse_kinds, resolve_targets
 from recorder.kube.client import ApiClient
 from recorder.kube.config import ClusterConfig, load_config
 from recorder.metrics import HealthServer, Heartbeat, Metrics
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.settings import DEFAULT_OUT, RecordSettings
 from recorder.sinks import Sink
+from recorder.deadletter import DeadLetters
 from recorder.spool import Spool, SpoolFull
 from recorder.writer import Writer
 from schemas.errors import KtraceError
@@ -97,7 +98,8 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
     if settings.kafka is None:
         from recorder.sinks.locallog import LocalLogSink
 
-        return LocalLogSink(settings.out or DEFAULT_OUT)
+        return LocalLogSink(settings.out or DEFAULT_OUT, retention_bytes=settings.retention_bytes,
+                            retention_age_s=settings.retention_age_s)
     from recorder.sinks.kafka import KafkaSink
     from recorder.sinks.spooling import SpoolingSink
 
@@ -105,7 +107,9 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
                                        else tempfile.mkdtemp(prefix="ktrace-spool-"))
     spool = Spool(spool_dir, max_bytes=settings.spool_max_bytes)
     kafka = settings.kafka
-    return SpoolingSink(lambda: KafkaSink(kafka), spool,
+    dead_letters = DeadLetters(spool_dir, on_dead_letter=lambda topic: metrics.dead_lettered
+                               .labels(topic=topic).inc())
+    return SpoolingSink(lambda: KafkaSink(kafka), spool, dead_letters=dead_letters,
                         on_error=lambda exc: metrics.producer_errors.inc())
 
 

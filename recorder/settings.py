@@ -22,6 +22,8 @@ class RecordSettings:
     topic_prefix: str = DEFAULT_PREFIX
     cluster: str | None = None  # default: the context name, else the server's host
     out: str | None = None  # local log directory when no Kafka is given
+    retention_bytes: int | None = None  # local log: per topic, whole segments removed
+    retention_age_s: float | None = None
     state_dir: str | None = None  # checkpoints (and the spool) live here
     spool_dir: str | None = None  # default: <state_dir>/spool, else a temporary directory
     spool_max_bytes: int = DEFAULT_SPOOL_BYTES

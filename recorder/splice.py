@@ -1,7 +1,7 @@
 """Redaction in place on an object's raw JSON: the values at the redaction paths are found
 as byte spans and replaced, everything else stays the bytes the API server sent.
 
-The paths (``recorder.redaction``) are merged into one trie, and the trie into one nested
+The paths (``schemas.redaction``) are merged into one trie, and the trie into one nested
 msgspec type (``Node.compile``): one decode of the body reads exactly the values on the
 paths, as ``msgspec.Raw`` views, and skips everything else in C. A Raw is a view into the
 buffer it was decoded from, so its position is its address minus the buffer's
@@ -22,7 +22,7 @@ from typing import Any, Callable
 import msgspec
 import msgspec.structs
 
-from recorder.redaction import REDACTED, Segment
+from schemas.redaction import REDACTED, Segment
 
 _RAW_POINTER_OFFSET = sys.getsizeof(object()) + ctypes.sizeof(ctypes.c_void_p)  # head, owner
 _BYTES_HEADER = sys.getsizeof(b"") - 1  # where a bytes object's data starts (CPython)

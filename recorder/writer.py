@@ -31,7 +31,7 @@ from recorder.attribution import Attribution, Attributor, observed
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.sinks import Sink
 from recorder.splice import SpanRedactor
 from schemas import records, topics

@@ -6,7 +6,10 @@ events ``{"type": …, "object": {…}}``, one per line or pretty-printed one af
 Such captures have no receive times, so each event's time is derived from the newest
 timestamp inside its object (managedFields, conditions, container states, Event times,
 deletionTimestamp − grace) and marked ``derived:<field>`` in ``raw_events.time_source``.
-Server timestamps have 1 s precision, so derived times do too.
+Server timestamps have 1 s precision, so derived times do too. ``kubectl get -o json``
+Lists are taken item by item. Objects are redacted by the rules the recorder applies
+(``schemas.redaction``): env values and last-applied configuration replaced, Secrets refused
+(a counted ``secret_refused`` problem, nothing of them stored).
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ from typing import Any, Iterator
 import orjson
 
 from replayer.sources import Delivery
-from schemas.errors import DecodeError
+from schemas import locallog
+from schemas.codec import Record
+from schemas.errors import DecodeError, KtraceError
 from schemas.facts import Obj, parse_time
 from schemas.records import object_record
+from schemas.redaction import Redactor, is_refused
 
 IMPORT_TOPIC_PREFIX = "import:"
 WATCH_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
@@ -33,6 +39,10 @@ RESOURCES = {
     "VolumeAttachment": "volumeattachments", "Namespace": "namespaces", "Service": "services",
     "Endpoints": "endpoints",
 }
+
+
+class NothingImportable(KtraceError):
+    """A capture file without a single Kubernetes object or watch event in it."""
 
 
 class BadCaptureItem(DecodeError):
@@ -48,37 +58,86 @@ def capture_topic(path: str) -> str:
     return IMPORT_TOPIC_PREFIX + os.path.realpath(path)
 
 
-def read_capture(path: str, *, cluster: str) -> Iterator[Delivery]:
-    """Deliveries for every item of one capture file, offsets = item index from 0."""
+def read_capture(path: str, *, cluster: str, redactor: Redactor,
+                 after: int | None = None) -> Iterator[Delivery]:
+    """Deliveries for every object of one capture file, offsets = object index from 0 (a
+    List counts each of its items), those up to ``after`` skipped (already loaded).
+    Objects are redacted as the recorder redacts them; Secrets are refused."""
     topic = capture_topic(path)
     session = IMPORT_TOPIC_PREFIX + os.path.basename(path)
     clock = DerivedClock()
     seqs: Counter = Counter()
-    events: list[tuple[int, str, Obj] | Delivery] = []
-    for index, item in enumerate(split_json_items(_read_text(path))):
-        try:
-            event_type, obj = _watch_event(item, clock)
-        except BadCaptureItem as exc:
-            events.append(Delivery(topic, 0, index, None, exc))
-            continue
-        clock.observe(obj)
-        events.append((index, event_type, obj))
+    events: list[tuple[str, Obj] | BadCaptureItem] = []
+    for item in _objects(_read_text(path), clock):  # first pass: the clock sees every object
+        if not isinstance(item, BadCaptureItem):
+            clock.observe(item[1])
+        events.append(item)
     fallback = clock.fallback(os.path.getmtime(path))
-    for event in events:
-        if isinstance(event, Delivery):
-            yield event
-            continue
-        index, event_type, obj = event
-        kind = obj.get("kind") or ""
-        resource = RESOURCES.get(kind, kind.lower() + "s")
-        received, source = clock.time_of(obj, fallback)
-        record = object_record(
-            cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
-            resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,
-            time_source=source, component=newest_manager(obj),
-            attribution="derived:managedFields")
-        seqs[resource] += 1
-        yield Delivery(topic, 0, index, record)
+    captured = 0  # items that are Kubernetes objects or watch events, imported or not
+    for index, item in enumerate(events):
+        if isinstance(item, BadCaptureItem):
+            captured += item.problem != "malformed_json"
+            delivery = Delivery(topic, 0, index, None, item)
+        elif is_refused(item[1]):
+            captured += 1
+            delivery = Delivery(topic, 0, index, None, _refused(item[1]))
+        else:
+            captured += 1
+            received, source = clock.time_of(item[1], fallback)
+            delivery = Delivery(topic, 0, index, _record(*item, redactor, cluster, session,
+                                                         seqs, received, source))
+        if after is None or index > after:
+            yield delivery
+    if captured == 0:
+        raise NothingImportable(f"nothing importable in {path}: {_what_it_is(path)}")
+
+
+def _refused(obj: Obj) -> BadCaptureItem:
+    md = obj.get("metadata") or {}
+    return BadCaptureItem("secret_refused", f"{obj.get('kind')} {md.get('namespace')}/"
+                                            f"{md.get('name')}: not stored (never recorded)")
+
+
+def _record(event_type: str, obj: Obj, redactor: Redactor, cluster: str, session: str,
+            seqs: Counter, received: int, source: str) -> Record:
+    redactor.apply(obj)
+    kind = obj.get("kind") or ""
+    resource = RESOURCES.get(kind, kind.lower() + "s")
+    record = object_record(
+        cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
+        resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,
+        time_source=source, component=newest_manager(obj), attribution="derived:managedFields")
+    seqs[resource] += 1
+    return record
+
+
+def _objects(text: str, clock: "DerivedClock") -> Iterator[tuple[str, Obj] | BadCaptureItem]:
+    """(event type, object) of every watch event, object or List item of a capture."""
+    for item in split_json_items(text):
+        members = [item]
+        if isinstance(item, dict) and isinstance(item.get("items"), list) and "type" not in item:
+            members = item["items"]  # `kubectl get -o json`: a List whose items are objects
+            list_kind = (item.get("kind") or "").removesuffix("List")
+            for member in members:
+                if isinstance(member, dict) and list_kind and not member.get("kind"):
+                    member["kind"] = list_kind  # a typed list (PodList) names it once
+        for member in members:
+            try:
+                yield _watch_event(member, clock)
+            except BadCaptureItem as exc:
+                yield exc
+
+
+def _what_it_is(path: str) -> str:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head == locallog.MAGIC:
+        return ("it is an Avro object container file (a ktrace local-log segment?); replay "
+                "a recording with `ktrace replay DIRECTORY`")
+    if not head:
+        return "the file is empty"
+    return ("no item is a Kubernetes object or watch event; capture with `kubectl get KIND "
+            "--watch --output-watch-events -o json` or `kubectl get KIND -o json`")
 
 
 def split_json_items(text: str) -> Iterator[Obj | BadCaptureItem]:

@@ -3,7 +3,8 @@
 Each batch's rows and the ``(topic, partition, offset)`` it reached are written in one DuckDB
 transaction, so a killed load loses only its open batch and a re-run resumes exactly after
 what was committed (the eventsourcing "tracking record" pattern). What cannot be loaded as it
-came — decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
+came — byte ranges that could not be read (also kept in ``unreadable_ranges``, the source of
+the ``damaged`` unseen stretches), decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
 written to ``load_problems``, never fatal and never a wrong row.
 """
 
@@ -19,6 +20,7 @@ from replayer import projections, typed
 from replayer.envelope import EnvelopeBatch
 from replayer.sources import Delivery, PartitionKey
 from schemas.codec import Record
+from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES
 
 OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
@@ -37,6 +39,7 @@ class LoadStats:
     problems: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
     filtered: int = 0
+    unreadable_bytes: int = 0
 
     def problem_count(self) -> int:
         return sum(self.problems.values())
@@ -145,6 +148,8 @@ class Loader:
         self._dirty = True
         self.stats.deliveries += 1
         if d.error is not None or d.record is None:
+            if isinstance(d.error, Unreadable):
+                self._unreadable(d, d.error)
             self._problem(d, getattr(d.error, "problem", "decode_error"),
                           str(d.error or "no record"))
         elif not self.keep.keeps(d.record):
@@ -177,16 +182,20 @@ class Loader:
         """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
         uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
         latest_rv, types = self.latest.get(uid, (None, set()))
-        if rv is not None and latest_rv is not None and rv < latest_rv:
-            if self._seen_before(uid, rv_text, rtype):
-                self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
-                return False
+        older = rv is not None and latest_rv is not None and rv < latest_rv
+        unordered = rv is None and bool(rv_text)  # not a number: only equality, receive order
+        if (older or unordered) and self._seen_before(uid, rv_text, rtype):
+            self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
+            return False
+        if older:
             self._problem(d, "out_of_order",
                           f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
+        elif unordered:
+            pass
         elif rv == latest_rv and rtype in types:
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
-        elif rv is None or latest_rv is None or rv > latest_rv:
+        elif latest_rv is None or rv > latest_rv:
             self.latest[uid] = (rv, {rtype})
         else:
             types.add(rtype)
@@ -205,6 +214,12 @@ class Loader:
         self.next_id += 1
         self.stats.loaded += 1
         self.stats.kinds[r.get("kind") or r.get("type")] += 1
+
+    def _unreadable(self, d: Delivery, damage: Unreadable) -> None:
+        if damage.problem == "unreadable":  # not retention's removals
+            self.stats.unreadable_bytes += damage.nbytes or 0
+        self.unreadable_rows.append((self.load_id, d.topic, d.partition, d.offset,
+                                     damage.end_offset, damage.nbytes, damage.cause))
 
     def _duplicate(self, d: Delivery, detail: str) -> None:
         self.stats.duplicates += 1
@@ -255,6 +270,9 @@ class Loader:
         if self.duplicate_seqs:
             self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
                                  self.duplicate_seqs)
+        if self.unreadable_rows:
+            self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 self.unreadable_rows)
         s = self.stats
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
@@ -267,6 +285,7 @@ class Loader:
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.duplicate_seqs: list[tuple[str, str, int]] = []
+        self.unreadable_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
 
 

@@ -10,9 +10,10 @@ from typing import Callable, Iterator, Sequence
 import duckdb
 
 from replayer import db
-from replayer.importer import read_capture
+from replayer.importer import capture_topic, read_capture
 from replayer.loader import Loader, LoadStats, RecordFilter
 from replayer.sources import Delivery, Source
+from schemas.redaction import Redactor
 
 FOLLOW_POLL_S = 1.0
 FILTER_KEY = "load_filter"
@@ -87,12 +88,16 @@ def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None
 
 
 def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, cluster: str,
-                    keep: RecordFilter = RecordFilter(),
+                    keep: RecordFilter = RecordFilter(), redactor: Redactor | None = None,
                     on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
-    """Load kubectl watch captures; re-importing a file loads only what it gained since."""
+    """Load kubectl watch captures, redacted (by default as the recorder redacts);
+    re-importing a file loads only what it gained since."""
     check_filter(con, keep)
     loader = Loader(con, "import " + " ".join(paths), keep=keep)
-    deliveries = itertools.chain.from_iterable(read_capture(p, cluster=cluster) for p in paths)
+    redactor = redactor or Redactor()
+    deliveries = itertools.chain.from_iterable(
+        read_capture(p, cluster=cluster, redactor=redactor,
+                     after=loader.positions.get((capture_topic(p), 0))) for p in paths)
     loader.load(deliveries, on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)

@@ -5,8 +5,14 @@ A local log is a directory with one sub-directory per topic, each holding segmen
 Record schema (readable by any Avro tool) with metadata ``ktrace.fingerprint``, codec
 ``zstandard`` with frame checksums — Avro itself has none, and a flipped bit must be caught,
 not decoded into a wrong record. Blocks are written whole and flushed, so a reader sees
-complete blocks only. A crash may leave a torn
-last block: readers skip it with a warning and writers cut it off before appending.
+complete blocks only, except at the very end of the segment a writer is appending to.
+
+Live tail or damage? A writer holds an exclusive ``flock`` on the segment it appends to for
+as long as it has it open; the kernel drops the lock when the process ends, however it ends.
+So an incomplete last block (or an empty file) in a locked segment is a write in progress,
+and a reader waits for it; anywhere else — a closed segment, or a segment whose writer
+crashed — it is damage, reported with its byte range. A writer that finds its last segment
+torn leaves it as it is (the evidence) and continues in a new segment.
 
 Offsets are positions, not ordinals: ``segment << 48 | block byte position << 16 | index in
 block``. They increase with the log, stay valid if a damaged block is skipped, and let a
@@ -15,20 +21,25 @@ reader seek straight to where it stopped.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import zstandard
 
 from fastavro.schema import to_parsing_canonical_form
 
-from schemas.errors import DecodeError
+from schemas.errors import DecodeError, TransportError
 
 SEGMENT_SUFFIX = ".avro"
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
+_LOCK_ATTEMPTS, _LOCK_PAUSE_S = 50, 0.01  # readers hold their shared lock for microseconds
+_MAX_HEADER_ENTRIES = 64
 _MAX_BLOCK_RECORDS = 1 << 16
 _MAX_BLOCK_BYTES = 1 << 30
 CODEC = b"zstandard"
@@ -53,6 +64,73 @@ def list_segments(topic_dir: str) -> list[tuple[int, str]]:
         if index is not None:
             found.append((index, os.path.join(topic_dir, name)))
     return sorted(found)
+
+
+def lock_for_writing(fh: BinaryIO) -> None:
+    """Take the writer's exclusive lock on an open segment (see the module docstring)."""
+    for _ in range(_LOCK_ATTEMPTS):
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            time.sleep(_LOCK_PAUSE_S)
+    raise TransportError(f"{fh.name} is locked by another writer: is a second recorder "
+                         "writing to this local log?")
+
+
+def is_being_written(fh: BinaryIO) -> bool:
+    """Whether a live writer holds the segment open in ``fh`` (its tail may still grow)."""
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+# --- retention ------------------------------------------------------------------------------
+
+RETENTION_FILE = "retention.json"
+
+
+def apply_retention(topic_dir: str, current: int, max_bytes: int | None,
+                    max_age_s: float | None) -> None:
+    """Remove whole closed segments, oldest first, while the topic holds more than
+    ``max_bytes`` or the oldest was last written over ``max_age_s`` ago; each removal is
+    noted in ``retention.json`` first, so readers report it as retention, not damage."""
+    closed = [(i, p) for i, p in list_segments(topic_dir) if i < current]
+    sizes = {p: os.path.getsize(p) for _, p in closed}
+    total = sum(sizes.values()) + sum(os.path.getsize(p) for i, p in list_segments(topic_dir)
+                                      if i >= current)
+    for index, path in closed:
+        too_big = max_bytes is not None and total > max_bytes
+        too_old = max_age_s is not None and time.time() - os.path.getmtime(path) > max_age_s
+        if not (too_big or too_old):
+            return
+        note = retained(topic_dir)
+        _note_retention(topic_dir, index, note["bytes"] + sizes[path])
+        os.remove(path)
+        total -= sizes[path]
+
+
+def retained(topic_dir: str) -> dict:
+    """What retention removed from a topic: ``through`` (last segment index, -1 for none)
+    and ``bytes``."""
+    try:
+        with open(os.path.join(topic_dir, RETENTION_FILE), "rb") as fh:
+            note = json.loads(fh.read())
+        return {"through": int(note["through"]), "bytes": int(note["bytes"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"through": -1, "bytes": 0}
+
+
+def _note_retention(topic_dir: str, through: int, nbytes: int) -> None:
+    path = os.path.join(topic_dir, RETENTION_FILE)
+    with open(path + ".tmp", "w") as fh:
+        json.dump({"through": through, "bytes": nbytes}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(path + ".tmp", path)
 
 
 def make_position(segment: int, block_pos: int, index: int) -> int:
@@ -94,6 +172,17 @@ def _encode_bytes(data: bytes) -> bytes:
     return encode_long(len(data)) + data
 
 
+def _read_bytes(buf: bytes | memoryview, pos: int) -> tuple[bytes, int]:
+    """Avro ``bytes`` at ``pos``; IndexError or ValueError when the length is impossible
+    (a corrupt length must never move the cursor backwards or past the end)."""
+    length, pos = read_long(buf, pos)
+    if length < 0:
+        raise ValueError("negative length")
+    if pos + length > len(buf):
+        raise IndexError
+    return bytes(buf[pos:pos + length]), pos + length
+
+
 # --- segment header -------------------------------------------------------------------------
 
 
@@ -130,11 +219,11 @@ def read_header(data: bytes) -> SegmentHeader:
                 break
             if count < 0:  # a negative count is followed by the block's byte size
                 count, (_, pos) = -count, read_long(data, pos)
+            if count > _MAX_HEADER_ENTRIES:
+                raise ValueError("implausible metadata count")
             for _ in range(count):
-                klen, pos = read_long(data, pos)
-                key = bytes(data[pos:pos + klen]).decode()
-                vlen, pos = read_long(data, pos + klen)
-                meta[key], pos = bytes(data[pos:pos + vlen]), pos + vlen
+                key, pos = _read_bytes(data, pos)
+                meta[key.decode()], pos = _read_bytes(data, pos)
         sync = bytes(data[pos:pos + SYNC_SIZE])
         if len(sync) != SYNC_SIZE:
             raise IndexError
@@ -213,7 +302,7 @@ def scan_blocks(data: bytes, header: SegmentHeader, start: int | None = None) ->
 
 
 def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
-    """How many leading bytes of a segment are whole blocks (a writer truncates there)."""
+    """How many leading bytes of a segment are whole blocks, and the damage at its end."""
     with open(path, "rb") as fh:
         data = fh.read()
     try:

@@ -27,7 +27,8 @@ import pytest
 import yaml
 
 from ktrace.commands.record import record
-from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS, FORBIDDEN
+from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
+from schemas.redaction import REFUSED_RESOURCES
 from recorder.metrics import HealthServer, Metrics
 from replayer.sources.locallog import LocalLogSource
 from tests.infra.k8s import Cluster, LocalControlPlane
@@ -124,7 +125,7 @@ def test_rbac_grants_read_access_to_exactly_the_recorded_kinds() -> None:
     grants = rbac_grants(manifest("rbac.yaml"))
     assert {key: scope for key, (scope, _) in grants.items()} == recorded_grants()
     assert all(verbs == READ_VERBS for _, verbs in grants.values())
-    assert not {resource for _, resource in grants} & FORBIDDEN
+    assert not {resource for _, resource in grants} & REFUSED_RESOURCES
     assert "*" not in {part for key in grants for part in key}
 
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import duckdb
 import orjson
+import pytest
+from click.testing import CliRunner
 
+from ktrace.cli import cli
 from replayer import db
 from replayer.importer import split_json_items
 from replayer.replay import import_captures
+from schemas.redaction import REDACTED
 from tests.replayer_data import captures, load_captures, rows
 
 STEPS = ("SELECT namespace || '/' || pod, list(step ORDER BY step_no) FROM pod_transitions "
@@ -105,3 +110,71 @@ def test_components_agree_with_the_recorders_attribution(imported, recorded):
     # credited hold/held's to its creator, on a 1 s managedFields tie)
     assert differ == {"gap/missed deleted"}
     assert len(attributed) == 139  # with the NodeNotReady warnings on victim and orphan
+
+
+# --- redaction: imports store what the recorder would ----------------------------------------
+
+SECRET = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+          "metadata": {"name": "db", "namespace": "shop", "uid": "s-1", "resourceVersion": "5",
+                       "creationTimestamp": "2026-11-30T07:11:00Z"},
+          "data": {"password": "aHVudGVyMg=="}, "stringData": {"token": "s3cr3t-token"}}
+
+
+def _pod_with_env() -> dict:
+    pod = orjson.loads(pods_capture().read_text().splitlines()[0])["object"]
+    container = pod["spec"]["containers"][0]
+    container["env"] = [{"name": "DB_PASSWORD", "value": "hunter2"}]
+    pod["metadata"].setdefault("annotations", {})[
+        "kubectl.kubernetes.io/last-applied-configuration"] = '{"env": "hunter2"}'
+    return pod
+
+
+def _import_cli(tmp_path: Path, capture: Path, *flags: str):
+    dbfile = str(tmp_path / "r.duckdb")
+    result = CliRunner().invoke(cli, ["import", str(capture), "--db", dbfile, *flags])
+    return result, dbfile
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-redact",)], ids=["default", "no-redact"])
+def test_import_stores_no_secret_and_by_default_no_env_value(tmp_path: Path, flags):
+    capture = tmp_path / "mixed.json"
+    capture.write_text("\n".join(orjson.dumps(o).decode() for o in (
+        {"type": "ADDED", "object": SECRET}, {"type": "ADDED", "object": _pod_with_env()})))
+    result, dbfile = _import_cli(tmp_path, capture, *flags)
+    assert result.exit_code == 0, result.output
+    assert "secret_refused 1" in result.output
+    con = duckdb.connect(dbfile, read_only=True)
+    objects = " ".join(o for (o,) in rows(con, "SELECT object::VARCHAR FROM raw_events"))
+    kinds = rows(con, "SELECT kind, count(*) FROM raw_events GROUP BY ALL")
+    con.close()
+    assert kinds == [("Pod", 1)]
+    assert "aHVudGVyMg==" not in objects and "s3cr3t-token" not in objects
+    assert ("hunter2" in objects) == bool(flags)
+    if not flags:
+        assert objects.count(REDACTED) == 2
+
+
+def test_import_redacts_extra_paths_like_record(tmp_path: Path):
+    capture = tmp_path / "pod.json"
+    capture.write_text(orjson.dumps({"type": "ADDED", "object": _pod_with_env()}).decode())
+    result, dbfile = _import_cli(tmp_path, capture, "--redact", "spec.containers[*].image")
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(dbfile, read_only=True)
+    assert rows(con, "SELECT object->>'$.spec.containers[0].image' FROM raw_events") == [(REDACTED,)]
+    con.close()
+    contradiction, _ = _import_cli(tmp_path, capture, "--redact", "a.b", "--no-redact")
+    assert contradiction.exit_code == 2 and "contradict" in contradiction.output
+
+
+def test_a_kubectl_get_list_imports_its_items(tmp_path: Path):
+    objects = [orjson.loads(line)["object"] for line in pods_capture().read_text().splitlines()]
+    latest = {o["metadata"]["uid"]: o for o in objects}
+    listing = tmp_path / "pods-list.json"
+    listing.write_text(orjson.dumps({"apiVersion": "v1", "kind": "List",
+                                     "items": list(latest.values())}).decode())
+    con = db.open_db(str(tmp_path / "l.duckdb"))
+    summary = import_captures([str(listing)], con, cluster="c")
+    assert summary.stats.loaded == len(latest) and summary.stats.problem_count() == 0
+    assert rows(con, "SELECT count(DISTINCT uid) FROM raw_events WHERE kind = 'Pod'") == [
+        (len(latest),)]
+    con.close()

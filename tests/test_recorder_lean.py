@@ -15,7 +15,7 @@ from bench.workload import TARGETS
 from recorder import informer as inf
 from recorder import lean
 from recorder.attribution import observed
-from recorder.redaction import LAST_APPLIED, REDACTED, Redactor
+from schemas.redaction import LAST_APPLIED, REDACTED, Redactor
 from recorder.splice import SpanRedactor
 from recorder.writer import Writer
 from schemas import codec

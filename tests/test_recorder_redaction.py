@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from recorder import truncation
-from recorder.redaction import LAST_APPLIED, REDACTED, RedactionPathError, Redactor, parse_path
+from schemas.redaction import LAST_APPLIED, REDACTED, RedactionPathError, Redactor, parse_path
 from schemas import codec, records
 
 POD = {

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import base64
+import os
 import threading
 import time
 from pathlib import Path
 
+import orjson
 import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
 
+from recorder.deadletter import DeadLetters
+from recorder.metrics import Metrics
+from recorder.sinks.kafka import KafkaSink
 from recorder.sinks.locallog import LocalLogSink
 from recorder.sinks.spooling import SpoolingSink
 from recorder.spool import Spool, SpoolFull
+from replayer import db
+from replayer.replay import replay
+from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
 from schemas import codec, records
 from schemas.errors import TransportError
+from schemas.kafka_settings import KafkaSettings
+from tests import samples
 
 
 def marker(seq: int) -> dict:
@@ -162,3 +175,65 @@ def test_full_spool_blocks_until_stopped(tmp_path: Path) -> None:
     thread.join(timeout=10)
     assert outcome == ["stopped"]
     assert sink.depth()[0] == 2
+
+
+# --- dead letters: records the real broker will never accept ----------------------------------
+
+
+def _big_pod_record(seq: int) -> dict:
+    """A pod record whose object is incompressible and ~12 kB: over the lowered limit."""
+    obj = samples.pod("uid-big", seq)
+    obj["metadata"]["annotations"] = {"blob": os.urandom(6000).hex()}
+    return records.object_record(
+        cluster="test", session="s-1", seq=seq, event_type="MODIFIED", resource="pods", obj=obj,
+        object_json=orjson.dumps(obj), received_at=samples.BASE_TIME_US + seq * 1000,
+        component="kubelet", attribution="managedFields:kubelet:Update:status")
+
+
+@pytest.mark.kafka
+def test_a_record_the_broker_rejects_is_dead_lettered_and_recording_goes_on(
+        tmp_path: Path, kafka_bootstrap: str, unique_topic_prefix: str) -> None:
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    topic = f"{unique_topic_prefix}.pods"
+    metrics = Metrics()
+    sink = SpoolingSink(lambda: KafkaSink(settings, partitions=1), Spool(str(tmp_path / "spool"),
+                        max_bytes=10**7), retry_initial_s=0.1, retry_max_s=0.5,
+                        dead_letters=DeadLetters(str(tmp_path / "spool"), on_dead_letter=lambda t:
+                                                 metrics.dead_lettered.labels(topic=t).inc()))
+    wanted = samples.interleaved(10, keys=2)
+    sink.send(topic, wanted[0])
+    sink.flush()  # the topic exists; now lower its limit below the big record
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
+                                        configs={"max.message.bytes": "8000"})])
+    admin.close()
+    time.sleep(1)  # the broker applies topic config changes asynchronously
+    wanted[5] = _big_pod_record(5)
+    for record in wanted[1:]:
+        sink.send(topic, record)
+    sink.flush()
+    assert not sink.spooling
+    sink.close()
+
+    (line,) = (tmp_path / "spool" / "dead-letter.jsonl").read_text().splitlines()
+    kept = orjson.loads(line)
+    assert (kept["topic"], kept["seq"], kept["name"]) == (topic, 5, "web-uid-big")
+    assert "MessageSizeTooLarge" in kept["reason"] or "TooLarge" in kept["reason"]
+    fingerprint, body = codec.unframe(base64.b64decode(kept["record"]))
+    assert codec.decode(body, fingerprint) == wanted[5]
+    assert metrics.dead_lettered.labels(topic=topic)._value.get() == 1
+
+    source = KafkaSource(settings)
+    try:
+        read = {d.record["seq"]: d.record for d in source.read([topic])}
+    finally:
+        source.close()
+    assert sorted(read) == list(range(10))  # nothing lost, nothing out of sequence
+    assert read[5]["type"] == "GAP" and read[5]["marker"]["cause"] == "dead_lettered"
+    assert all(read[i] == wanted[i] for i in range(10) if i != 5)
+
+    con = db.open_db(str(tmp_path / "r.duckdb"))
+    replay(KafkaSource(settings), con, source_name="kafka", prefix=unique_topic_prefix)
+    found = con.execute("SELECT type, detail FROM gaps WHERE category = 'unseen'").fetchall()
+    con.close()
+    assert [t for t, _ in found] == ["dead_lettered"] and "web-uid-big" in found[0][1]

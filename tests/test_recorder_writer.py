@@ -13,7 +13,7 @@ from recorder import informer as inf
 from recorder import lean
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
-from recorder.redaction import Redactor
+from schemas.redaction import Redactor
 from recorder.sinks.locallog import LocalLogSink
 from recorder.writer import Writer
 from replayer.sources.locallog import LocalLogSource

@@ -64,10 +64,10 @@ def test_sequence_hole_where_records_were_lost(tmp_path: Path):
     _corrupt_middle_block(copy / "ktrace.pods")
     con = db.open_db(str(tmp_path / "holes.duckdb"))
     summary = replay(LocalLogSource(str(copy)), con, source_name="copy", prefix="ktrace")
-    assert summary.stats.problems["decode_error"] >= 1
+    assert summary.stats.problems["unreadable"] == 1
     holes = rows(con, "SELECT topic, detail FROM gaps WHERE type = 'sequence_hole'")
     assert [t for t, _ in holes] == ["ktrace.pods"]
     assert "records missing" in holes[0][1]
-    assert rows(con, "SELECT count(*) FROM load_problems WHERE problem = 'decode_error' "
+    assert rows(con, "SELECT count(*) FROM load_problems WHERE problem = 'unreadable' "
                      "AND topic = 'ktrace.pods'")[0][0] >= 1
     con.close()

@@ -175,3 +175,20 @@ def test_refuses_files_that_are_not_duckdb(tmp_path: Path, kind: str):
     with pytest.raises(db.DatabaseError, match="cannot open .* as a DuckDB database"):
         db.open_db(str(path))
     assert path.read_bytes() == before
+
+
+def test_non_numeric_resource_versions_compare_for_equality_only(tmp_path: Path):
+    from tests import samples
+    versions = ["zeta", "alpha", "zeta", "beta"]  # "alpha" < "zeta" as text: not an order
+    records = []
+    for seq, rv in enumerate(versions):
+        record = samples.pod_record("uid-x", seq, seq)
+        records.append({**record, "type": "MODIFIED", "resourceVersion": rv,
+                        "resourceVersionNumber": None})
+    con = db.open_db(str(tmp_path / "n.duckdb"))
+    loader = Loader(con, "test")
+    stats = loader.load(Delivery("t.pods", 0, i, r) for i, r in enumerate(records))
+    assert (stats.loaded, stats.duplicates, stats.problem_count()) == (3, 1, 0)
+    assert rows(con, "SELECT resource_version FROM object_versions WHERE uid = 'uid-x' "
+                     "ORDER BY version_no") == [("zeta",), ("alpha",), ("beta",)]
+    con.close()

@@ -19,7 +19,7 @@ from replayer.sources import Delivery, Source
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
 from schemas import codec, locallog, repository, topics
-from schemas.errors import TransportError
+from schemas.errors import TransportError, Unreadable
 from schemas.kafka_settings import KafkaSettings
 from tests import samples
 
@@ -156,7 +156,7 @@ def test_a_bad_record_is_reported_by_position_and_the_rest_decode(transport, dam
     read = _read(transport)  # one key: one partition, read in offset order
     assert [d.error is not None for d in read] == [False] * 5 + [True] + [False] * 5
     bad = read[5]
-    assert message in str(bad.error)
+    assert message in str(bad.error) and isinstance(bad.error, Unreadable)
     assert bad.where() == f"{transport.topic()}/{bad.partition}@{bad.offset}"
     assert read[4].offset < bad.offset < read[6].offset
     assert [d.record["seq"] for d in read if d.record] == list(range(10))
@@ -184,18 +184,39 @@ def _segment(tmp_path) -> str:
     return str(topic_dir / segment)
 
 
-def test_local_log_torn_tail_loses_nothing_before_it_and_writer_recovers(tmp_path, caplog):
+def test_local_log_torn_tail_of_a_crash_is_reported_and_the_writer_continues(tmp_path, caplog):
     transport = _local(tmp_path)
     records = samples.interleaved(1_000, keys=3)
     _write(transport, records[:600])  # blocks of 256: 256, 256, 88
     path = _segment(tmp_path)
+    size = os.path.getsize(path)
     with open(path, "r+b") as fh:  # a crash in the middle of writing the last block
-        fh.truncate(os.path.getsize(path) - 100)
+        fh.truncate(size - 100)
     read = _read(transport)
-    assert [d.record["seq"] for d in read] == list(range(512))
-    assert "torn tail" in caplog.text
-    _write(transport, records[512:])  # the writer cuts the torn block off and appends
-    assert [d.record["seq"] for d in _read(transport)] == list(range(1_000))
+    assert [d.record["seq"] for d in read if d.record] == list(range(512))
+    (torn,) = [d.error for d in read if d.error]
+    assert isinstance(torn, Unreadable) and torn.cause.startswith("torn tail")
+    assert torn.nbytes == size - 100 - locallog.split_position(read[-1].offset)[1]
+    _write(transport, records[600:])  # the torn segment stays as it is; a new one follows
+    assert os.path.getsize(path) == size - 100
+    again = _read(transport)
+    assert [d.record["seq"] for d in again if d.record] == list(range(512)) + list(range(600, 1_000))
+    assert [d.offset for d in again if d.error] == [read[-1].offset]
+
+
+def test_local_log_tail_of_a_live_writer_is_not_damage(tmp_path):
+    directory = str(tmp_path / "log")
+    sink = LocalLogSink(directory, block_records=100)
+    for record in samples.interleaved(200, keys=2):
+        sink.send("t.pods", record)
+    path = _segment(tmp_path)
+    with open(path, "ab") as fh:  # half a block, as a reader may catch a write in progress
+        fh.write(locallog.encode_block([os.urandom(500)], os.urandom(16))[:60])
+    read = list(LocalLogSource(directory).read(["t.pods"]))
+    assert [d.record["seq"] for d in read] == list(range(200))
+    sink._writers["t.pods"].file.close()  # the writer dies: the kernel drops its lock
+    errors = [d.error for d in LocalLogSource(directory).read(["t.pods"]) if d.error]
+    assert [e.cause for e in errors] == ["torn tail: the last block is incomplete"]
 
 
 def test_local_log_corrupt_block_is_reported_and_later_blocks_still_decode(tmp_path):

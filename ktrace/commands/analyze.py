@@ -11,7 +11,7 @@ from typing import Any, Callable
 import click
 import orjson
 
-from ktrace.commands.topics import open_source
+from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import kafka_options
 from ktrace.output import output_option, print_rows
 from replayer import db
@@ -26,8 +26,9 @@ from replayer.analyses.stuck import (DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PEND
                                      TERMINATING, stuck as find_stuck)
 from replayer.analyses.timeline import timeline as pod_timeline
 from replayer.loader import RecordFilter
-from replayer.replay import replay as run_replay
+from replayer.replay import Summary, replay as run_replay
 from replayer.when import parse_when, to_timestamp
+from schemas.errors import KtraceError
 from schemas.kafka_settings import KafkaSettings
 
 DEFAULT_DB = "ktrace.duckdb"
@@ -41,6 +42,31 @@ def db_option(func: Callable) -> Callable:
 
 def namespace_option(func: Callable) -> Callable:
     return click.option("-n", "--namespace", help="Only this namespace.")(func)
+
+
+def window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    """--since/--until as µs; a window that ends before it starts is a usage error."""
+    since_us = parse_when(since) if since else None
+    until_us = parse_when(until) if until else None
+    if since_us is not None and until_us is not None and since_us > until_us:
+        raise click.UsageError(f"--since {since} is after --until {until}")
+    return since_us, until_us
+
+
+def check_window(summary: Summary, since: str | None, until: str | None) -> None:
+    """A window that matched no record is an error, not an empty answer."""
+    if summary.records == 0 and (since or until):
+        raise KtraceError(f"no records between {since or 'the start'} and {until or 'the end'}:"
+                          " the window lies outside the recording (`ktrace topics` shows when "
+                          "each topic was recorded)")
+
+
+def refuse_existing(path: str, *, rebuild: bool) -> None:
+    """Commands that make a new database leave an existing file untouched unless
+    ``rebuild`` (and even then ``db.open_db`` starts over only a ktrace database)."""
+    if os.path.exists(path) and not rebuild:
+        raise KtraceError(f"{path} already exists; pass --rebuild to start it over, or choose "
+                          "another --db")
 
 
 def with_db(func: Callable) -> Callable:
@@ -206,11 +232,15 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
             parsed[name] = float(value)
         except ValueError:
             raise click.BadParameter(f"{item!r}: expected STEP=SECONDS", param_hint="--threshold")
+        if parsed[name] < 0:
+            raise click.BadParameter(f"{item!r}: a threshold cannot be negative",
+                                     param_hint="--threshold")
     print_rows(*find_gaps(con, namespace=namespace, thresholds=parsed), output)
 
 
 @click.command()
-@click.option("--margin", type=float, default=1.0, show_default=True, metavar="SECONDS",
+@click.option("--margin", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              metavar="SECONDS",
               help="Dataplane margin: containers stopping this soon after the endpoint went "
                    "off are flagged too.")
 @namespace_option
@@ -245,21 +275,27 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
 @click.option("--since", required=True, help="Window start (RFC 3339 or a duration: 2h).")
 @click.option("--until", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the window's database here (default: a temporary file).")
+              help="Keep the window's database here, a new file (default: a temporary file).")
+@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
 @output_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
-             until: str | None, db_path: str | None, namespace: str | None, output: str) -> None:
+             until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
+             output: str) -> None:
     """Load one window of a recording into a fresh database and print every finding."""
+    since_us, until_us = window(since, until)
+    if db_path:
+        refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
     with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
-        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=True)
+        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=rebuild)
         try:
-            run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
-                       keep=RecordFilter(namespace, None), since_us=parse_when(since),
-                       until_us=parse_when(until) if until else None)
+            require_topics(src, topic_prefix, source or "kafka")
+            summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
+                                 keep=RecordFilter(namespace, None), since_us=since_us,
+                                 until_us=until_us)
+            check_window(summary, since, until)
             print_sections(findings(con, namespace=namespace), output)
         finally:
             con.close()
             src.close()
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ktrace.options import kafka_options
+from ktrace.options import AgeType, SizeType, kafka_options, redaction_options
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from recorder.logs import use_json_logs
 from recorder.session import record as run_recording
@@ -28,15 +28,18 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 @click.option("--cluster", help="Cluster name stored in every record (default: the context name).")
 @click.option("--out", type=click.Path(file_okay=False),
               help=f"Local log directory, used when no --kafka is given (default: ./{DEFAULT_OUT}).")
+@click.option("--retention-size", type=SizeType(),
+              help="Local log: keep at most this much per topic (e.g. 10G), removing whole "
+                   "segments, oldest first.")
+@click.option("--retention-age", type=AgeType(),
+              help="Local log: remove segments last written longer ago than this (e.g. 7d).")
 @click.option("--state-dir", type=click.Path(file_okay=False),
               help="Checkpoints (and the Kafka spool): a restart resumes where it stopped.")
 @click.option("--spool-dir", type=click.Path(file_okay=False),
               help="Where records wait while Kafka is unreachable (default: STATE_DIR/spool).")
 @click.option("--spool-max-mb", type=click.IntRange(1), default=DEFAULT_SPOOL_BYTES // 2**20,
               show_default=True, help="Spool size limit; when full, watches pause (nothing is dropped).")
-@click.option("--redact", multiple=True, metavar="PATH",
-              help="Also redact this JSONPath-ish path, e.g. \"metadata.annotations['x/token']\".")
-@click.option("--no-redact", is_flag=True, help="Record env values and last-applied configuration as sent.")
+@redaction_options
 @click.option("--typed-facts", is_flag=True,
               help="Also write the typed meta/facts Avro fields, for Kafka consumers that read "
                    "them (the object JSON holds the same; ktrace replay does not need them).")
@@ -47,21 +50,24 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            namespaces: tuple[str, ...], kafka: KafkaSettings | None, topic_prefix: str,
-           cluster: str | None, out: str | None, state_dir: str | None, spool_dir: str | None,
+           cluster: str | None, out: str | None, retention_size: int | None,
+           retention_age: float | None, state_dir: str | None, spool_dir: str | None,
            spool_max_mb: int, redact: tuple[str, ...], no_redact: bool, typed_facts: bool,
            metrics_port: int | None,
            duration: float | None, log_format: str) -> None:
     """Record every change the API server reports (list/watch), with the component that made
     it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration."""
-    if no_redact and redact:
-        raise click.UsageError("--redact and --no-redact contradict each other")
     if kafka is not None and out is not None:
         raise click.UsageError("give --kafka or --out, not both")
+    if kafka is not None and (retention_size or retention_age):
+        raise click.UsageError("--retention-size/--retention-age are for the local log; "
+                               "Kafka topics have their own retention")
     if log_format == "json":
         use_json_logs()
     settings = RecordSettings(
         kubeconfig=kubeconfig, context=context, kinds=kinds, namespaces=namespaces, kafka=kafka,
-        topic_prefix=topic_prefix, cluster=cluster, out=out, state_dir=state_dir,
+        topic_prefix=topic_prefix, cluster=cluster, out=out, retention_bytes=retention_size,
+        retention_age_s=retention_age, state_dir=state_dir,
         spool_dir=spool_dir, spool_max_bytes=spool_max_mb * 2**20, redact=redact,
         no_redact=no_redact, typed_facts=typed_facts, metrics_port=metrics_port,
         duration=duration)

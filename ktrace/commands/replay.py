@@ -15,17 +15,18 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ktrace.commands.topics import open_source
-from ktrace.options import kafka_options
+from ktrace.commands.topics import open_source, require_topics
+from ktrace.options import kafka_options, redaction_options
 from ktrace.output import output_option
-from ktrace.commands.analyze import db_option, namespace_option, print_sections
+from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
+                                     refuse_existing, window)
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
 from replayer.replay import Summary, follow as run_follow, import_captures, replay as run_replay
 from replayer.sources.locallog import LocalLogSource
-from replayer.when import parse_when
 from schemas.errors import KtraceError
+from schemas.redaction import Redactor
 from schemas.kafka_settings import KafkaSettings
 
 
@@ -46,8 +47,13 @@ def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
 
 def echo_summary(summary: Summary) -> None:
     s = summary.stats
+    damage = f" ({s.unreadable_bytes:,} bytes unreadable)" if s.problems["unreadable"] else ""
     click.echo(f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
-               f"{s.filtered:,} filtered out, {s.problem_count():,} problems)")
+               f"{s.filtered:,} filtered out, {_plural(s.problem_count(), 'problem')}{damage})")
+    if s.problems["unreadable"]:
+        click.echo(f"damage: {_plural(s.problems['unreadable'], 'byte range')} could not be "
+                   "read (table unreadable_ranges); `ktrace gaps` shows each as a damaged "
+                   "unseen stretch")
     click.echo(f"database: {summary.records:,} records from {summary.first} to {summary.last}; "
                f"{summary.gaps} unseen stretches")
     click.echo("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
@@ -56,8 +62,16 @@ def echo_summary(summary: Summary) -> None:
                    + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
 
 
-def _window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    return (parse_when(since) if since else None, parse_when(until) if until else None)
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def check_strict(summary: Summary, strict: bool) -> None:
+    """--strict: damage fails the command (after the summary, so the user sees what)."""
+    damaged = summary.stats.problems["unreadable"]
+    if strict and damaged:
+        raise KtraceError(f"{_plural(damaged, 'unreadable byte range')} in the source "
+                          "(--strict)")
 
 
 @click.command()
@@ -70,16 +84,20 @@ def _window(since: str | None, until: str | None) -> tuple[int | None, int | Non
 @click.option("--until", help="Stop at this time (RFC 3339, or a duration before now).")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when part of the source could not be read.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, cluster: str | None, since: str | None, until: str | None,
-           rebuild: bool, follow: bool) -> None:
+           rebuild: bool, follow: bool, strict: bool) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice."""
-    since_us, until_us = _window(since, until)
+    since_us, until_us = window(since, until)
     src = open_source(source, kafka)
     name = source or f"kafka {kafka.bootstrap}"
     keep = RecordFilter(namespace, cluster)
     try:
+        if not follow:  # a follower may start before the recorder made its first topic
+            require_topics(src, topic_prefix, name)
         with progress_bar("replay") as update:
             if follow:
                 if rebuild:
@@ -98,7 +116,9 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                     con.close()
     finally:
         src.close()
+    check_window(summary, since, until)
     echo_summary(summary)
+    check_strict(summary, strict)
 
 
 def stop_on_signals() -> threading.Event:
@@ -129,14 +149,18 @@ def report_catch_up() -> Callable[[LoadStats], None]:
 @click.option("--cluster", default="imported", show_default=True,
               help="Cluster name stored in the imported records.")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
+@redaction_options
 def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster: str,
-            rebuild: bool) -> None:
-    """Load captures of `kubectl get KIND --watch --output-watch-events -o json` (one file
-    per kind). Times are derived from the objects (1 s precision) and marked derived."""
+            rebuild: bool, redact: tuple[str, ...], no_redact: bool) -> None:
+    """Load captures of `kubectl get KIND --watch --output-watch-events -o json` or
+    `kubectl get KIND -o json` (one file per kind). Times are derived from the objects (1 s
+    precision) and marked derived. Objects are redacted as `record` redacts them; Secrets
+    are refused."""
+    redactor = Redactor(redact, enabled=not no_redact)
     con = db.open_db(db_path, rebuild=rebuild)
     try:
         with progress_bar("import") as update:
-            summary = import_captures(list(files), con, cluster=cluster,
+            summary = import_captures(list(files), con, cluster=cluster, redactor=redactor,
                                       keep=RecordFilter(namespace, None), on_batch=update)
     finally:
         con.close()
@@ -152,15 +176,17 @@ def demo_recording() -> str:
 
 @click.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the demo database here (default: a temporary file).")
+              help="Keep the demo database here, a new file (default: a temporary file).")
+@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @output_option
-def demo(db_path: str | None, output: str) -> None:
+def demo(db_path: str | None, rebuild: bool, output: str) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
     print what ktrace finds."""
+    if db_path:
+        refuse_existing(db_path, rebuild=rebuild)
     with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:
-        path = db_path or os.path.join(tmp, "demo.duckdb")
-        con = db.open_db(path, rebuild=True)
+        con = db.open_db(db_path or os.path.join(tmp, "demo.duckdb"), rebuild=rebuild)
         try:
             with progress_bar("demo") as update:
                 run_replay(LocalLogSource(demo_recording()), con, source_name="demo",

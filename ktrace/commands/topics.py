@@ -11,6 +11,7 @@ from ktrace.output import output_option, print_rows
 from replayer.sources import Source
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
+from schemas.errors import KtraceError
 from schemas.kafka_settings import KafkaSettings
 
 
@@ -20,6 +21,17 @@ def open_source(directory: str | None, kafka: KafkaSettings | None) -> Source:
     if directory is None:
         raise click.UsageError("give a local log DIRECTORY or --kafka BOOTSTRAP")
     return LocalLogSource(directory)
+
+
+def require_topics(source: Source, prefix: str, where: str) -> list[str]:
+    """The topics of ``prefix``; none is an error that says what the source holds instead."""
+    found = source.topics(prefix)
+    if found:
+        return found
+    others = sorted({t.rsplit(".", 1)[0] for t in source.topics() if "." in t})
+    hint = (f"; its topics have prefix {', '.join(others[:5])}: pass --topic-prefix"
+            if others else "; it holds no topics at all")
+    raise KtraceError(f"no topics with prefix {prefix!r} in {where}{hint}")
 
 
 def format_us(us: int | None) -> str | None:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from recorder.kube.client import ApiClient, ApiError
 from schemas.errors import KtraceError
+from schemas.redaction import REFUSED_RESOURCES
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
-FORBIDDEN = frozenset({"secrets"})
 
 
 class CatalogueError(KtraceError):
@@ -86,7 +86,7 @@ def parse_kinds(values: tuple[str, ...] | list[str] | None) -> list[str]:
     wanted = {v.strip().lower() for value in values or () for v in value.split(",") if v.strip()}
     if not wanted:
         return list(DEFAULT_KINDS)
-    if forbidden := wanted & FORBIDDEN:
+    if forbidden := wanted & REFUSED_RESOURCES:
         raise CatalogueError(f"{', '.join(sorted(forbidden))} are never recorded: "
                              "ktrace does not request Secrets")
     if unknown := wanted - set(BY_RESOURCE):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import http.client
+import os
 import socket
 import ssl
 import threading
@@ -14,7 +15,7 @@ from urllib.parse import urlencode, urlsplit
 
 import orjson
 
-from recorder.kube.config import ClusterConfig
+from recorder.kube.config import ClusterConfig, ConfigError
 from schemas.errors import KtraceError
 
 READ_SIZE = 256 * 1024
@@ -34,14 +35,34 @@ class ConnectionLost(KtraceError):
 
 
 def ssl_context(config: ClusterConfig) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(cafile=config.ca_file,
-                                     cadata=config.ca_data.decode() if config.ca_data else None)
+    """The TLS context of ``config``; ConfigError naming the file or field that is bad."""
+    for what, path in (("certificate-authority", config.ca_file),
+                       ("client-certificate", config.cert_file), ("client-key", config.key_file)):
+        if path and not os.path.isfile(path):
+            raise ConfigError(f"kubeconfig {what} file {path} does not exist")
+    try:
+        ctx = ssl.create_default_context(cafile=config.ca_file, cadata=_text(config.ca_data))
+    except (ssl.SSLError, ValueError) as exc:
+        raise ConfigError(f"kubeconfig certificate-authority is not a PEM certificate: "
+                          f"{_reason(exc)}") from exc
     if config.insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     if config.cert_file:
-        ctx.load_cert_chain(config.cert_file, config.key_file)
+        try:
+            ctx.load_cert_chain(config.cert_file, config.key_file)
+        except ssl.SSLError as exc:
+            raise ConfigError(f"kubeconfig client certificate/key ({config.cert_file}) cannot "
+                              f"be used: {_reason(exc)}") from exc
     return ctx
+
+
+def _text(data: bytes | None) -> str | None:
+    return data.decode("utf-8", errors="replace") if data else None
+
+
+def _reason(exc: Exception) -> str:
+    return getattr(exc, "reason", None) or str(exc).splitlines()[0]
 
 
 class ApiClient:

@@ -111,18 +111,39 @@ def merged_kubeconfig(paths: list[Path]) -> dict[str, Any]:
     merged: dict[str, Any] = {"clusters": {}, "users": {}, "contexts": {}, "current-context": None}
     for path in paths:
         try:
-            doc = yaml.safe_load(path.read_text()) or {}
+            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"kubeconfig {path} is not UTF-8 text (byte {exc.start})") from exc
         except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise ConfigError(f"cannot read kubeconfig {path}: {first}") from exc
         if not isinstance(doc, dict):
             raise ConfigError(f"kubeconfig {path} is not a mapping")
         for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
-            for entry in doc.get(section) or ():
-                body = dict(entry.get(inner) or {})
-                body["__dir"] = str(path.parent)
-                merged[section].setdefault(entry.get("name"), body)
-        merged["current-context"] = merged["current-context"] or doc.get("current-context")
+            for name, body in _entries(doc, section, inner, path):
+                merged[section].setdefault(name, {**body, "__dir": str(path.parent)})
+        current = doc.get("current-context")
+        if current is not None and not isinstance(current, str):
+            raise ConfigError(f"kubeconfig {path}: current-context is not a string")
+        merged["current-context"] = merged["current-context"] or current
     return merged
+
+
+def _entries(doc: dict[str, Any], section: str, inner: str, path: Path
+             ) -> list[tuple[str, dict[str, Any]]]:
+    """(name, body) of a kubeconfig section: a list of ``{name, <inner>: mapping}``."""
+    entries = doc.get(section) or []
+    if not isinstance(entries, list):
+        raise ConfigError(f"kubeconfig {path}: {section} is not a list")
+    found = []
+    for entry in entries:
+        body = entry.get(inner) if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not (
+                body is None or isinstance(body, dict)):
+            raise ConfigError(f"kubeconfig {path}: an entry of {section} is not "
+                              f"{{name: …, {inner}: {{…}}}}")
+        found.append((entry["name"], body or {}))
+    return found
 
 
 def config_from_files(paths: list[Path], context: str | None) -> ClusterConfig:
@@ -133,28 +154,40 @@ def config_from_files(paths: list[Path], context: str | None) -> ClusterConfig:
     ctx = doc["contexts"].get(name)
     if ctx is None:
         raise ConfigError(f"context {name!r} is not in the kubeconfig")
-    cluster = doc["clusters"].get(ctx.get("cluster"))
-    if cluster is None or not cluster.get("server"):
-        raise ConfigError(f"context {name!r} names cluster {ctx.get('cluster')!r}, which has no server")
-    user = doc["users"].get(ctx.get("user")) or {}
-    config = ClusterConfig(server=cluster["server"].rstrip("/"), context=name,
+    cluster_name = _text(ctx, "cluster", f"context {name!r}")
+    cluster = doc["clusters"].get(cluster_name)
+    server = _text(cluster, "server", f"cluster {cluster_name!r}") if cluster else None
+    if cluster is None or not server:
+        raise ConfigError(f"context {name!r} names cluster {cluster_name!r}, which has no server")
+    user = doc["users"].get(_text(ctx, "user", f"context {name!r}")) or {}
+    config = ClusterConfig(server=server.rstrip("/"), context=name,
                            insecure=bool(cluster.get("insecure-skip-tls-verify")),
-                           tls_server_name=cluster.get("tls-server-name"))
+                           tls_server_name=_text(cluster, "tls-server-name", "cluster"))
     config.ca_file = _path(cluster, "certificate-authority")
     config.ca_data = _data(cluster, "certificate-authority-data")
     _apply_user(config, user)
     return config
 
 
-def _path(section: dict[str, Any], key: str) -> str | None:
+def _text(section: dict[str, Any], key: str, where: str) -> str | None:
+    """A string field of the kubeconfig, None when absent or empty."""
     value = section.get(key)
-    if not value:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"kubeconfig {where}: {key} is not a string")
+    return value
+
+
+def _path(section: dict[str, Any], key: str) -> str | None:
+    value = _text(section, key, "entry")
+    if value is None:
         return None
     return str(Path(section["__dir"], os.path.expanduser(value)))
 
 
 def _data(section: dict[str, Any], key: str) -> bytes | None:
-    value = section.get(key)
+    value = _text(section, key, "entry")
     try:
         return base64.b64decode(value) if value else None
     except ValueError as exc:
@@ -165,15 +198,29 @@ def _apply_user(config: ClusterConfig, user: dict[str, Any]) -> None:
     config.cert_file = _path(user, "client-certificate") or _private_file(
         config, _data(user, "client-certificate-data"))
     config.key_file = _path(user, "client-key") or _private_file(config, _data(user, "client-key-data"))
-    if user.get("token"):
-        token = str(user["token"])
+    if token := _text(user, "token", "user"):
         config.token = lambda: token
     elif user.get("tokenFile"):
         config.token = file_token(_path(user, "tokenFile") or "")
     elif user.get("exec"):
-        config.token = exec_token(user["exec"])
-    if user.get("username") and user.get("password"):
-        config.basic_auth = (str(user["username"]), str(user["password"]))
+        config.token = exec_token(_exec_spec(user["exec"]))
+    username, password = _text(user, "username", "user"), _text(user, "password", "user")
+    if username and password:
+        config.basic_auth = (username, password)
+
+
+def _exec_spec(spec: Any) -> dict[str, Any]:
+    """An exec plugin's command, args and env, checked before anything runs."""
+    ok = (isinstance(spec, dict) and isinstance(spec.get("command"), str)
+          and isinstance(spec.get("args") or [], list)
+          and all(isinstance(a, str) for a in spec.get("args") or ())
+          and isinstance(spec.get("env") or [], list)
+          and all(isinstance(e, dict) and isinstance(e.get("name"), str)
+                  and isinstance(e.get("value"), str) for e in spec.get("env") or ()))
+    if not ok:
+        raise ConfigError("kubeconfig user exec: needs a command string, args strings and env "
+                          "entries {name, value}")
+    return spec
 
 
 def _private_file(config: ClusterConfig, data: bytes | None) -> str | None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from schemas.codec import Record
+from schemas.errors import TransportError
 
 
 class Sink(Protocol):
@@ -18,3 +20,21 @@ class Sink(Protocol):
     def flush(self, timeout: float | None = None) -> None: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A record the destination refused for a reason that retrying cannot change."""
+
+    topic: str
+    record: Record
+    reason: str
+
+
+class RecordsRejected(TransportError):
+    """Raised by ``send``/``flush`` when the only failures were non-retriable rejections:
+    everything else sent so far is durable."""
+
+    def __init__(self, rejected: list[Rejection]) -> None:
+        super().__init__(f"{len(rejected)} records rejected: {rejected[0].reason}")
+        self.rejected = rejected

@@ -2,20 +2,23 @@
 
 Durability over latency: acks=all with idempotence, so a retried batch is neither lost nor
 duplicated; lz4 batches; the producer retries retriable errors itself and we surface the
-rest at ``flush``.
+rest at ``flush`` — as ``RecordsRejected`` naming each record when every failure was one
+retrying cannot cure (too large for the topic, not authorised, invalid).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, TopicAlreadyExistsError, UnknownError
 from kafka.partitioner.abc import Partitioner
 from kafka.partitioner.default import murmur2
 from kafka.producer.future import FutureRecordMetadata
 
+from recorder.sinks import RecordsRejected, Rejection
 from schemas import codec, topics
 from schemas.codec import Record
 from schemas.errors import TransportError
@@ -102,7 +105,8 @@ class KafkaSink:
         self._partitions, self._replication = partitions, replication
         self._admin = connect_admin(settings)
         self._known_topics: set[str] = set()
-        self._pending: list[FutureRecordMetadata] = []  # sent since the last flush
+        # sent since the last flush, with what was sent: a rejection must name its record
+        self._pending: list[tuple[FutureRecordMetadata, str, Record]] = []
         try:
             self._producer = KafkaProducer(
                 **settings.client_kwargs(),
@@ -126,25 +130,39 @@ class KafkaSink:
                           replication=self._replication)
             self._known_topics.add(topic)
         try:
-            self._pending.append(self._producer.send(
+            self._pending.append((self._producer.send(
                 topic,
                 key=topics.key_for(record),
                 value=codec.encode(record),
                 headers=codec.kafka_headers(record),
-            ))
+            ), topic, record))
         except KafkaError as exc:
+            if not exc.retriable:
+                raise RecordsRejected([Rejection(topic, record, _reason(exc))]) from exc
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc
 
     def flush(self, timeout: float | None = None) -> None:
-        try:
-            self._producer.flush(timeout=timeout)
-        except KafkaError as exc:
-            raise TransportError(f"Kafka flush failed: {exc}") from exc
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                self._producer.flush(timeout=remaining)
+                break
+            except UnknownError as exc:
+                # kafka-python splits a batch the broker found too large into new batches
+                # and lets flush see the old one unfinished: wait for the new ones instead
+                if "Future not done" not in str(exc) or remaining == 0.0:
+                    raise TransportError(f"Kafka flush failed: {exc}") from exc
+            except KafkaError as exc:
+                raise TransportError(f"Kafka flush failed: {exc}") from exc
         # Failures are read from the futures here, not through a callback per record.
         pending, self._pending = self._pending, []
-        errors = [f.exception for f in pending if f.failed()]
+        errors = [(f.exception, t, r) for f, t, r in pending if f.failed()]
+        retriable = [exc for exc, _, _ in errors if getattr(exc, "retriable", True)]
+        if retriable:
+            raise TransportError(f"{len(errors)} records were not acknowledged: {retriable[0]}")
         if errors:
-            raise TransportError(f"{len(errors)} records were not acknowledged: {errors[0]}")
+            raise RecordsRejected([Rejection(t, r, _reason(exc)) for exc, t, r in errors])
 
     def close(self) -> None:
         try:
@@ -153,3 +171,6 @@ class KafkaSink:
             self._producer.close(timeout=10)
             self._admin.close()
 
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

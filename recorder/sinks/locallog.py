@@ -1,9 +1,18 @@
 """The local log sink: Avro container segments per topic in a directory (see
 schemas.locallog for the layout). Records are written in whole blocks so concurrent readers
-never see half a record; a torn tail left by a crash is cut off before appending."""
+never see half a record; the segment being appended is locked (``flock``) so readers can tell
+its growing tail from a torn one. A segment a crash left torn is kept as it is, the evidence
+replay reports, and writing continues in a new segment.
+
+Retention (``retention_bytes`` per topic, ``retention_age_s``) removes whole closed segments,
+oldest first, and notes what it removed in the topic's ``retention.json`` so a replay reports
+an unseen stretch before the oldest kept record rather than damage. A write that fails (a
+full disk) is cut back to the last whole block before the error is raised: the segment stays
+readable, and the recording stops with one clear line."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from dataclasses import dataclass, field
@@ -17,6 +26,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SEGMENT_BYTES = 256 * 1024 * 1024
 DEFAULT_BLOCK_RECORDS = 512
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 @dataclass
@@ -38,9 +48,12 @@ class LocalLogSink:
         *,
         max_segment_bytes: int = DEFAULT_SEGMENT_BYTES,
         block_records: int = DEFAULT_BLOCK_RECORDS,
+        retention_bytes: int | None = None,
+        retention_age_s: float | None = None,
     ) -> None:
         self._directory = directory
         self._max_segment_bytes = max_segment_bytes
+        self._retention = (retention_bytes, retention_age_s)
         self._block_records = block_records
         self._writers: dict[str, _TopicWriter] = {}
         try:
@@ -86,16 +99,17 @@ class LocalLogSink:
     def _reopen(self, topic_dir: str, index: int, path: str) -> _TopicWriter | None:
         """Append to the last segment if it is whole and of the current schema."""
         length, header, damage = locallog.good_length(path)
+        if header is None and length == 0 and os.path.getsize(path) < _header_size():
+            os.remove(path)  # a header torn while being written held no records
+            return self._create(topic_dir, index)
         if damage is not None:
-            log.warning("local log %s: %s; cutting %d bytes off before appending",
-                        path, damage.reason, os.path.getsize(path) - length)
-        if header is None or header.fingerprint != repository.current().fingerprint:
-            if header is None and length == 0:
-                os.remove(path)  # a torn header holds nothing
-                return self._create(topic_dir, index)
+            log.warning("local log %s: %s; %d bytes kept as they are, continuing in a new "
+                        "segment", path, damage.reason, os.path.getsize(path) - length)
             return None
-        file = open(path, "r+b")
-        file.truncate(length)
+        if header is None or header.fingerprint != repository.current().fingerprint:
+            return None
+        file = open(path, "r+b", buffering=0)
+        locallog.lock_for_writing(file)
         file.seek(length)
         return _TopicWriter(topic_dir, index, file, header.sync, length)
 
@@ -103,17 +117,30 @@ class LocalLogSink:
         current = repository.current()
         sync = os.urandom(locallog.SYNC_SIZE)
         header = locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint, sync)
-        file = open(os.path.join(topic_dir, locallog.segment_name(index)), "xb")
-        file.write(header)
-        file.flush()
+        path = os.path.join(topic_dir, locallog.segment_name(index))
+        file = open(path, "xb", buffering=0)
+        locallog.lock_for_writing(file)
+        try:
+            _write_all(file, header)
+        except OSError as exc:  # a torn header holds no record: the next start removes it
+            raise TransportError(f"cannot write the local log {path}: {exc.strerror}; "
+                                 "recording stopped") from exc
         return _TopicWriter(topic_dir, index, file, sync, len(header))
 
     def _write_block(self, writer: _TopicWriter) -> None:
         if writer.size >= self._max_segment_bytes:
             self._rotate(writer)
+            locallog.apply_retention(writer.directory, writer.segment, *self._retention)
         block = locallog.encode_block(writer.pending, writer.sync)
-        writer.file.write(block)
-        writer.file.flush()
+        try:
+            _write_all(writer.file, block)
+        except OSError as exc:
+            os.ftruncate(writer.file.fileno(), writer.size)  # no half block stays behind
+            writer.file.seek(writer.size)
+            reason = "the disk is full" if exc.errno in _FULL else exc.strerror or str(exc)
+            raise TransportError(f"cannot write the local log {writer.file.name}: {reason}; "
+                                 "recording stopped (the segment keeps every whole block)"
+                                 ) from exc
         writer.size += len(block)
         writer.pending = []
 
@@ -123,3 +150,17 @@ class LocalLogSink:
         fresh = self._create(writer.directory, writer.segment + 1)
         writer.segment, writer.file, writer.sync, writer.size = (
             fresh.segment, fresh.file, fresh.sync, fresh.size)
+
+
+def _header_size() -> int:
+    """Bytes of a current segment header: a smaller file with no header holds no records."""
+    current = repository.current()
+    return len(locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint,
+                                      bytes(locallog.SYNC_SIZE)))
+
+
+def _write_all(file: BinaryIO, data: bytes) -> None:
+    """Unbuffered, so a failed write leaves no hidden buffer to land later."""
+    view = memoryview(data)
+    while view:
+        view = view[file.write(view):]

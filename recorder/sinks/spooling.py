@@ -6,7 +6,10 @@ flush fails, those unconfirmed records and every later one go to the spool (so s
 reach the broker twice: duplicates share session, topic and seq and keep their order); the
 failed producer is closed in the background and a drainer thread delivers the spool through
 a fresh one, then switches back to direct sends. A full spool blocks ``send``: the recorder
-stops reading watches instead of dropping records.
+stops reading watches instead of dropping records. A record the broker rejects for a reason
+retrying cannot cure is tried once more on its own (a batch-level refusal may have been
+about its neighbours) and then dead-lettered (``recorder.deadletter``): kept beside the spool,
+replaced by a marker, and recording goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import logging
 import threading
 from typing import Callable
 
-from recorder.sinks import Sink
+from recorder.deadletter import DeadLetters
+from recorder.sinks import RecordsRejected, Rejection, Sink
 from recorder.spool import Entry, Spool, SpoolFull
 from schemas import codec
 from schemas.codec import Record
@@ -26,8 +30,10 @@ log = logging.getLogger(__name__)
 class SpoolingSink:
     def __init__(self, connect: Callable[[], Sink], spool: Spool, *, flush_timeout: float = 10.0,
                  retry_initial_s: float = 1.0, retry_max_s: float = 15.0,
-                 on_error: Callable[[BaseException], None] = lambda exc: None) -> None:
+                 on_error: Callable[[BaseException], None] = lambda exc: None,
+                 dead_letters: DeadLetters | None = None) -> None:
         self._connect, self._spool = connect, spool
+        self.dead_letters = dead_letters or DeadLetters(spool.directory)
         self._flush_timeout = flush_timeout
         self._retry = (retry_initial_s, retry_max_s)
         self._on_error = on_error
@@ -55,8 +61,11 @@ class SpoolingSink:
             if not self._spooling:
                 try:
                     assert self._inner is not None
-                    self._inner.send(topic, record)
-                    self._unconfirmed.append((topic, record))
+                    try:
+                        self._inner.send(topic, record)
+                        self._unconfirmed.append((topic, record))
+                    except RecordsRejected as rejected:
+                        self._settle(rejected.rejected)
                     return
                 except Exception as exc:  # any producer failure means "spool from here on"
                     self._fail(exc)
@@ -68,7 +77,11 @@ class SpoolingSink:
             if not self._spooling:
                 try:
                     assert self._inner is not None
-                    self._inner.flush(timeout=timeout or self._flush_timeout)
+                    try:
+                        self._inner.flush(timeout=timeout or self._flush_timeout)
+                    except RecordsRejected as rejected:  # the rest were acknowledged
+                        self._unconfirmed = [(r.topic, r.record) for r in rejected.rejected]
+                        self._settle(rejected.rejected)
                     self._unconfirmed.clear()
                     return
                 except Exception as exc:
@@ -150,8 +163,7 @@ class SpoolingSink:
     def _drain(self) -> bool:
         """Send the spool through a (fresh) producer in order; False when the broker failed."""
         try:
-            sink = self._inner or self._connect()
-            self._inner = sink
+            self._inner = self._inner or self._connect()
             while not self._stopping:
                 with self._cond:
                     batch = self._spool.peek(2000)
@@ -159,7 +171,7 @@ class SpoolingSink:
                         self._spooling = False  # later sends go direct, after all spooled ones
                         log.warning("spool drained; sending to Kafka directly again")
                         return True
-                self._send_batch(sink, batch)
+                self._send_batch(batch)
                 with self._cond:
                     self._spool.commit(batch)
                     self._cond.notify_all()
@@ -172,11 +184,39 @@ class SpoolingSink:
                 threading.Thread(target=_close_quietly, args=(inner,), daemon=True).start()
             return False
 
-    def _send_batch(self, sink: Sink, batch: list[Entry]) -> None:
+    def _send_batch(self, batch: list[Entry]) -> None:
         for entry in batch:
             fingerprint, body = codec.unframe(entry.framed)
-            sink.send(entry.topic, codec.decode(body, fingerprint))
-        sink.flush(timeout=self._flush_timeout)
+            try:
+                self._inner.send(entry.topic, codec.decode(body, fingerprint))
+            except RecordsRejected as rejected:
+                self._settle(rejected.rejected)
+        try:
+            self._inner.flush(timeout=self._flush_timeout)
+        except RecordsRejected as rejected:
+            self._settle(rejected.rejected)
+
+    # --- rejections -----------------------------------------------------------------------
+
+    def _settle(self, rejected: list[Rejection]) -> None:
+        """Each rejected record alone once more (a batch may have been refused for one of
+        its records), through a fresh producer: an idempotent producer that met a fatal error
+        refuses everything after it. If refused again, it is dead-lettered and its marker
+        sent. Other failures propagate (the caller spools, as for any failure)."""
+        for rejection in rejected:
+            try:
+                self._send_alone(rejection.topic, rejection.record)
+            except RecordsRejected:
+                marker = self.dead_letters.keep(rejection)
+                self._send_alone(rejection.topic, marker)
+
+    def _send_alone(self, topic: str, record: Record) -> None:
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            threading.Thread(target=_close_quietly, args=(inner,), daemon=True).start()
+        self._inner = self._connect()
+        self._inner.send(topic, record)
+        self._inner.flush(timeout=self._flush_timeout)
 
 
 def _close_quietly(sink: Sink) -> None:

@@ -10,7 +10,7 @@ from kafka.errors import KafkaError
 
 from replayer.sources import Delivery, PartitionKey, TopicSummary
 from schemas import codec
-from schemas.errors import DecodeError, TransportError
+from schemas.errors import DecodeError, TransportError, Unreadable
 from schemas.kafka_settings import KafkaSettings
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,8 @@ def _decode(message) -> Delivery:
     try:
         fingerprint = codec.fingerprint_from_headers(message.headers)
         record = codec.decode(message.value or b"", fingerprint)
-    except DecodeError as exc:
-        return Delivery(message.topic, message.partition, message.offset, None, exc)
+    except DecodeError as exc:  # a record is Kafka's unit: its bytes are the unreadable range
+        damage = Unreadable(f"record does not decode: {exc}", len(message.value or b""),
+                            message.offset + 1)
+        return Delivery(message.topic, message.partition, message.offset, None, damage)
     return Delivery(message.topic, message.partition, message.offset, record)

@@ -11,7 +11,7 @@ from typing import Iterator, Mapping, Sequence
 
 from replayer.sources import Delivery, PartitionKey, TopicSummary
 from schemas import codec, locallog
-from schemas.errors import DecodeError, TransportError
+from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
@@ -21,6 +21,10 @@ class LocalLogSource:
     def __init__(self, directory: str) -> None:
         if not os.path.isdir(directory):
             raise TransportError(f"no local log at {directory}: not a directory")
+        if locallog.list_segments(directory):
+            parent = os.path.dirname(os.path.abspath(directory))
+            raise TransportError(f"{directory} is one topic's directory (it holds segments); "
+                                 f"give the local log's root, {parent}")
         self._directory = directory
 
     def topics(self, prefix: str | None = None) -> list[str]:
@@ -71,11 +75,19 @@ class LocalLogSource:
         topic_dir = os.path.join(self._directory, topic)
         if not os.path.isdir(topic_dir):
             return
-        start_segment = -1 if after is None else locallog.split_position(after)[0]
-        for index, path in locallog.list_segments(topic_dir):
-            if index < start_segment:
+        after_segment = -1 if after is None else locallog.split_position(after)[0]
+        segments = locallog.list_segments(topic_dir)
+        if segments and _lost_before_oldest(after, segments[0][0]):
+            yield _before_oldest(topic, topic_dir, segments[0][0], 0 if after is None else after + 1)
+        expected = segments[0][0] if segments else 0
+        for index, path in segments:
+            if expected < index and expected > after_segment:
+                yield _missing_segments(topic, expected, index)
+            expected = index + 1
+            if index < after_segment:
                 continue
-            for delivery in _read_segment(topic, index, path, after):
+            newest = index == segments[-1][0]
+            for delivery in _read_segment(topic, index, path, after, newest=newest):
                 record = delivery.record
                 if record is not None and since_us is not None and record["receivedAt"] < since_us:
                     continue
@@ -84,22 +96,80 @@ class LocalLogSource:
                 yield delivery
 
 
-def _read_segment(topic: str, index: int, path: str, after: int | None) -> Iterator[Delivery]:
-    with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
+def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: int | None,
+                cause: str) -> Delivery:
+    offset = locallog.make_position(segment, start, 0)
+    log.warning("%s/0@%d: %s (%s bytes unreadable)", topic, offset, cause,
+                "unknown" if nbytes is None else nbytes)
+    return Delivery(topic, 0, offset, None, Unreadable(cause, nbytes, end_offset))
+
+
+def _whole_segment(index: int) -> tuple[int, int]:
+    """(from, to) offsets spanning all of segment ``index``."""
+    return locallog.make_position(index, 0, 0), locallog.make_position(index + 1, 0, 0)
+
+
+def _lost_before_oldest(after: int | None, oldest: int) -> bool:
+    """Whether segments before ``oldest`` went unread: none was read yet, or the one this
+    read resumes in is gone (a report of missing segments is at a segment's position 0)."""
+    if after is None:
+        return oldest > 0
+    segment = locallog.split_position(after)[0]
+    return segment < oldest and after != locallog.make_position(segment, 0, 0)
+
+
+def _before_oldest(topic: str, topic_dir: str, oldest: int, offset: int) -> Delivery:
+    """Segments before the oldest one: removed by retention (an unseen stretch, not
+    damage) when ``retention.json`` says so, else missing."""
+    end = _whole_segment(oldest - 1)[1]
+    names = f"up to {locallog.segment_name(oldest - 1)}"
+    if locallog.retained(topic_dir)["through"] >= oldest - 1:
+        cause, error = f"retention: segments {names} removed", Retained
+    else:
+        cause, error = f"segments {names} missing", Unreadable
+    nbytes = locallog.retained(topic_dir)["bytes"] if error is Retained else None
+    log.warning("%s/0@%d: %s", topic, offset, cause)
+    return Delivery(topic, 0, offset, None, error(cause, nbytes, end))
+
+
+def _missing_segments(topic: str, first: int, stop: int) -> Delivery:
+    names = locallog.segment_name(first) if stop == first + 1 else (
+        f"{locallog.segment_name(first)} to {locallog.segment_name(stop - 1)}")
+    return _unreadable(topic, first, 0, _whole_segment(stop - 1)[1], None,
+                       f"segment {names} missing")
+
+
+def _read_segment(topic: str, index: int, path: str, after: int | None, *,
+                  newest: bool) -> Iterator[Delivery]:
+    resuming_here = after is not None and locallog.split_position(after)[0] == index
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        if not resuming_here:
+            yield _unreadable(topic, index, 0, _whole_segment(index)[1], None,
+                              f"segment {os.path.basename(path)} unreadable: {exc.strerror}")
+        return
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        live = newest and locallog.is_being_written(fh)
+        if size == 0:
+            if not live and not resuming_here:
+                yield _unreadable(topic, index, 0, _whole_segment(index)[1], 0,
+                                  f"segment {os.path.basename(path)} is empty")
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             try:
                 header = locallog.read_header(data)
             except DecodeError as exc:
-                yield Delivery(topic, 0, locallog.make_position(index, 0, 0), None,
-                               DecodeError(f"{topic} segment {index}: {exc}"))
+                if not (live or resuming_here):
+                    yield _unreadable(topic, index, 0, _whole_segment(index)[1], size,
+                                      f"segment {os.path.basename(path)}: {exc}")
                 return
-            yield from _read_blocks(topic, index, data, header, after)
+            yield from _read_blocks(topic, index, data, header, after, live=live)
 
 
 def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.SegmentHeader,
-                 after: int | None) -> Iterator[Delivery]:
+                 after: int | None, *, live: bool) -> Iterator[Delivery]:
     start, skip_through = None, -1
     if after is not None:
         segment, block_pos, in_block = locallog.split_position(after)
@@ -107,11 +177,13 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.Segme
             start, skip_through = block_pos, in_block
     for item in locallog.scan_blocks(data, header, start):
         if isinstance(item, locallog.Damage):
-            offset = locallog.make_position(index, item.position, 0)
-            log.warning("%s/0@%d: %s (%d bytes skipped)", topic, offset, item.reason,
-                        item.end - item.position)
-            if not item.at_end:  # a torn tail may still be being written: not an error yet
-                yield Delivery(topic, 0, offset, None, DecodeError(item.reason))
+            if item.position == start:
+                continue  # reported by the run that stopped here
+            if item.at_end and live:
+                return  # a block the writer is still appending: wait for it
+            yield _unreadable(topic, index, item.position,
+                              locallog.make_position(index, item.end, 0),
+                              item.end - item.position, item.reason)
             continue
         stream = io.BytesIO(item.data)
         first = skip_through + 1 if item.position == start else 0
@@ -119,8 +191,11 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.Segme
             offset = locallog.make_position(index, item.position, i)
             try:
                 record = codec.read_one(stream, header.fingerprint)
-            except DecodeError as exc:
-                yield Delivery(topic, 0, offset, None, exc)
-                break  # the rest of this block cannot be framed
+            except DecodeError as exc:  # the rest of this block cannot be framed
+                yield Delivery(topic, 0, offset, None, Unreadable(
+                    f"records {i}..{item.count - 1} of the block do not decode: {exc}",
+                    item.end - item.position if i == 0 else None,
+                    locallog.make_position(index, item.end, 0)))
+                break
             if i >= first:
                 yield Delivery(topic, 0, offset, record)

@@ -26,3 +26,11 @@ CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, s
 -- transaction, replayer/projections.py), in refresh order; each is computed by the view
 -- <name>_computed.
 CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order INTEGER);
+
+-- Byte ranges of the source that could not be read — corrupt blocks, torn tails, missing,
+-- empty or unreadable segments, undecodable Kafka records: [from_offset, to_offset) of the
+-- topic's positions, bytes NULL where unknown (a missing segment). The damaged stretches
+-- of unseen_stretches (50_gaps.sql) are derived from them.
+CREATE TABLE IF NOT EXISTS unreadable_ranges (
+    load_id INTEGER, topic VARCHAR, "partition" INTEGER, from_offset BIGINT, to_offset BIGINT,
+    bytes BIGINT, cause VARCHAR);

@@ -1,6 +1,8 @@
 -- gaps: what went slowly (category 'slow': a pod_lifecycle duration over its threshold)
 -- and what the recording did not see (category 'unseen': GAP records, the time between a
--- session's end or loss and the next session, holes in a session's sequence numbers).
+-- session's end or loss and the next session, holes in a session's sequence numbers, and
+-- 'damaged': a byte range of the source that could not be read, from the last record read
+-- before it in its topic to the first one after it, or the end of the data).
 -- Documented in docs/projections.md.
 
 CREATE TABLE IF NOT EXISTS gap_thresholds (
@@ -47,8 +49,16 @@ sequenced AS (
     WHERE NOT starts_with(session, 'import:')
       AND NOT EXISTS (SELECT 1 FROM ktrace_meta
                       WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')
-    WINDOW w AS (PARTITION BY session, topic ORDER BY seq))
-SELECT 'gap_marker' AS type, m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
+    WINDOW w AS (PARTITION BY session, topic ORDER BY seq)),
+damaged AS (
+    SELECT u.*,
+           (SELECT arg_max(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
+              AND r."partition" = u."partition" AND r."offset" < u.from_offset) AS before_id,
+           (SELECT arg_min(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
+              AND r."partition" = u."partition" AND r."offset" >= u.to_offset) AS after_id
+    FROM unreadable_ranges u)
+SELECT CASE m.cause WHEN 'dead_lettered' THEN 'dead_lettered' ELSE 'gap_marker' END AS type,
+       m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
        coalesce(m.to_time, r.received_at) AS end_at,
        concat_ws(': ', m.cause, m.detail) ||
            coalesce(' (resourceVersion ' || m.from_rv || ' → ' || m.to_rv || ')', '') AS detail,
@@ -65,7 +75,17 @@ UNION ALL
 SELECT 'sequence_hole', session, topic, prev_at, received_at,
        (seq - prev_seq - 1) || ' records missing (seq ' || (prev_seq + 1) || '..' || (seq - 1) || ')',
        event_id
-FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL;
+FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL
+UNION ALL
+SELECT CASE WHEN starts_with(d.cause, 'retention:') THEN 'retention' ELSE 'damaged' END,
+       b.session, d.topic,
+       coalesce(b.received_at, (SELECT min(received_at) FROM raw_events)),
+       coalesce(a.received_at, data_end()),
+       d.cause || ' (' || coalesce(d.bytes || ' bytes', 'size unknown') || ' at offset '
+           || d.from_offset || ' of partition ' || d."partition" || ')',
+       coalesce(d.before_id, d.after_id)
+FROM damaged d LEFT JOIN raw_events b ON b.event_id = d.before_id
+LEFT JOIN raw_events a ON a.event_id = d.after_id;
 
 -- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
 -- step from before the pod's first sighting (derived) makes no verdict, and a duration

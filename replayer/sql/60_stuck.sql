@@ -4,7 +4,8 @@
 --   node_deleted 100 · node_not_ready 90 · foreground_dependents 85 · namespace_content 85
 --   finalizers 80 (50 while the pod's containers still run) · prestop_hook 70 (55 without
 --   a FailedPreStopHook Event) · containers_not_exiting 60 (45 without kubelet Events) ·
---   volume_detach 60 (40 from an attached VolumeAttachment alone) · recording_gap 30 ·
+--   volume_detach 60 (40 from an attached VolumeAttachment alone) · recording_gap 30 (95 for
+--   damage after the object's last record read) ·
 --   unknown 0. Documented in docs/projections.md.
 
 CREATE OR REPLACE MACRO stuck_at(ts, margin_s := 30) AS TABLE
@@ -177,14 +178,19 @@ c_namespace AS (
     LEFT JOIN ns_remaining n ON n.uid = s.uid
     WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
 -- the recording itself: while an unseen stretch of the object's topic is open at ts, the
--- DELETED may simply not have been seen (after it, the relist re-established the state).
+-- DELETED may simply not have been seen (after it, the relist re-established the state);
+-- damage after the object's last record read ranks first: no relist followed it, so the
+-- object's fate is unknown.
 c_gap AS (
-    SELECT s.uid, 'recording_gap' AS cause, 30 AS score,
+    SELECT s.uid, 'recording_gap' AS cause,
+           max(CASE WHEN g.type = 'damaged' AND g.end_at > s.received_at THEN 95 ELSE 30 END)
+               AS score,
            string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ' ORDER BY g.start_at, g.type)
                AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts AND g.end_at > ts
+      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts
+     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.received_at))
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted

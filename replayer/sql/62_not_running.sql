@@ -138,7 +138,8 @@ c_gap AS (
                       ORDER BY g.start_at, g.type) AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts AND g.end_at > ts
+      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts
+     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.received_at))
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers

@@ -1,4 +1,8 @@
-"""Redaction of recorded objects: on by default, applied before anything is encoded.
+"""Redaction of stored objects: one set of rules for every path into storage.
+
+The recorder applies them before anything is encoded, ``ktrace import`` before a captured
+object is loaded; both refuse Secrets outright (their payload is the secret itself, so no
+path list can make one safe to keep), and neither stores what ``DEFAULT_PATHS`` names.
 
 Paths are JSONPath-ish: ``spec.containers[*].env[*].value``,
 ``metadata.annotations['example.com/token']``; ``[*]`` or ``*`` matches every item of a list
@@ -23,8 +27,17 @@ DEFAULT_PATHS: tuple[str, ...] = (
     f"metadata.annotations['{LAST_APPLIED}']",
 )
 
+#: Never stored, redaction on or off: the recorder does not request them, imports drop them.
+REFUSED_KINDS = frozenset({"Secret"})
+REFUSED_RESOURCES = frozenset({"secrets"})
+
 Segment = tuple[str, Any]  # ("key", name) | ("all", None) | ("index", n)
 _TOKEN = re.compile(r"""\.?([^.\[\]'"]+)|\[\s*(\*|-?\d+|'[^']*'|"[^"]*")\s*\]|\.""")
+
+
+def is_refused(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is of a kind that is never stored (``REFUSED_KINDS``)."""
+    return obj.get("kind") in REFUSED_KINDS
 
 
 class RedactionPathError(KtraceError):
