@@ -112,13 +112,14 @@ requester AS (
                        AND e.received_at <= f.deletion.ev.received_at + INTERVAL 5 SECOND))
                AS who
     FROM firsts f WHERE f.deletion IS NOT NULL),
+-- one row per step, its fields as columns (no three-part names such as s.v.ev: DuckDB
+-- reads those as database.table.column when a database shares the alias's name)
 version_steps AS (
-    SELECT f.uid, s.step, s.rank, s.v.ev AS ev, s.v.server_at, s.v.component, s.v.detail,
-           NOT f.seen_from_start AND s.v.ev.event_id = f.created.ev.event_id AS derived
-    FROM firsts f LEFT JOIN requester q USING (uid) LEFT JOIN deleted_on d USING (uid)
-    LEFT JOIN owners o USING (uid),
+    SELECT uid, step, rank, ev, server_at, component, detail,
+           NOT seen_from_start AND ev.event_id = created_event_id AS derived
+    FROM (SELECT f.uid, f.seen_from_start, f.created.ev.event_id AS created_event_id,
     unnest([
-        {'step': 'created', 'rank': 1, 'v': {'ev': f.created.ev, 'server_at': f.created.server_at,
+        {'step': 'created', 'rank': 1, 'ev': f.created.ev, 'server_at': f.created.server_at,
             'component': CASE WHEN f.seen_from_start
                               THEN coalesce(f.created.component,
                                             CASE WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END)
@@ -127,26 +128,26 @@ version_steps AS (
                                             CASE WHEN o.owner_kind = 'Node' THEN 'kubelet'
                                                  WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END,
                                             f.created.creator) END,
-            'detail': f.created.detail}},
-        {'step': 'scheduled', 'rank': 2, 'v': {'ev': f.scheduled.ev,
+            'detail': f.created.detail},
+        {'step': 'scheduled', 'rank': 2, 'ev': f.scheduled.ev,
             'server_at': f.scheduled.server_at, 'component': 'kube-scheduler',
-            'detail': f.scheduled.detail}},
-        {'step': 'running', 'rank': 3, 'v': {'ev': f.running.ev, 'server_at': f.running.server_at,
-            'component': f.running.component, 'detail': NULL}},
-        {'step': 'ready', 'rank': 4, 'v': {'ev': f.ready.ev, 'server_at': f.ready.server_at,
-            'component': f.ready.component, 'detail': NULL}},
-        {'step': 'deletion_requested', 'rank': 6, 'v': {'ev': f.deletion.ev,
+            'detail': f.scheduled.detail},
+        {'step': 'running', 'rank': 3, 'ev': f.running.ev, 'server_at': f.running.server_at,
+            'component': f.running.component, 'detail': NULL},
+        {'step': 'ready', 'rank': 4, 'ev': f.ready.ev, 'server_at': f.ready.server_at,
+            'component': f.ready.component, 'detail': NULL},
+        {'step': 'deletion_requested', 'rank': 6, 'ev': f.deletion.ev,
             'server_at': f.deletion.server_at, 'component': coalesce(q.who, 'kube-apiserver'),
             'detail': 'grace ' || f.deletion.grace_s || 's'
                       || CASE WHEN q.who IS NULL THEN '; requester unknown (a DELETE; no audit log)'
-                              ELSE '' END}},
-        {'step': 'containers_stopped', 'rank': 9, 'v': {'ev': f.containers_stopped.ev,
+                              ELSE '' END},
+        {'step': 'containers_stopped', 'rank': 9, 'ev': f.containers_stopped.ev,
             'server_at': f.containers_stopped.server_at,
             'component': f.containers_stopped.component,
-            'detail': f.containers_stopped.detail}},
-        {'step': 'terminal', 'rank': 10, 'v': {'ev': f.terminal.ev, 'server_at': NULL,
-            'component': f.terminal.component, 'detail': f.terminal.detail}},
-        {'step': 'deleted', 'rank': 12, 'v': {'ev': f.deleted.ev, 'server_at': NULL,
+            'detail': f.containers_stopped.detail},
+        {'step': 'terminal', 'rank': 10, 'ev': f.terminal.ev, 'server_at': NULL,
+            'component': f.terminal.component, 'detail': f.terminal.detail},
+        {'step': 'deleted', 'rank': 12, 'ev': f.deleted.ev, 'server_at': NULL,
             'component': CASE WHEN f.deleted.inferred THEN 'unknown'
                               WHEN f.pod_gc IS NOT NULL THEN 'pod-garbage-collector'
                               WHEN f.deleted.grace_s = 0 AND f.deleted.node_name IS NOT NULL
@@ -154,9 +155,11 @@ version_steps AS (
                                         OR d.node_type IN ('DELETED', 'INFERRED_DELETED'))
                                   THEN 'client (force delete)'
                               ELSE coalesce(f.deleted.component, 'kubelet') END,
-            'detail': CASE WHEN f.deleted.inferred THEN 'inferred at relist' END}}
-    ]) AS u(s)
-    WHERE s.v.ev IS NOT NULL),
+            'detail': CASE WHEN f.deleted.inferred THEN 'inferred at relist' END}
+    ], max_depth := 2)
+    FROM firsts f LEFT JOIN requester q USING (uid) LEFT JOIN deleted_on d USING (uid)
+    LEFT JOIN owners o USING (uid))
+    WHERE ev IS NOT NULL),
 first_seen AS (
     SELECT uid, 'first_seen' AS step, 0 AS rank, created.ev AS ev, NULL::TIMESTAMP AS server_at,
            'ktrace' AS component,
