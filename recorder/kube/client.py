@@ -42,7 +42,7 @@ def ssl_context(config: ClusterConfig) -> ssl.SSLContext:
             raise ConfigError(f"kubeconfig {what} file {path} does not exist")
     try:
         ctx = ssl.create_default_context(cafile=config.ca_file, cadata=_text(config.ca_data))
-    except (ssl.SSLError, ValueError) as exc:
+    except (ssl.SSLError, ValueError, TypeError, OSError) as exc:
         raise ConfigError(f"kubeconfig certificate-authority is not a PEM certificate: "
                           f"{_reason(exc)}") from exc
     if config.insecure:
@@ -51,7 +51,7 @@ def ssl_context(config: ClusterConfig) -> ssl.SSLContext:
     if config.cert_file:
         try:
             ctx.load_cert_chain(config.cert_file, config.key_file)
-        except ssl.SSLError as exc:
+        except (ssl.SSLError, ValueError, TypeError, OSError) as exc:
             raise ConfigError(f"kubeconfig client certificate/key ({config.cert_file}) cannot "
                               f"be used: {_reason(exc)}") from exc
     return ctx
