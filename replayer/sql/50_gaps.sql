@@ -143,3 +143,15 @@ SELECT CASE WHEN unseen IS NULL THEN 'slow' ELSE 'unknown' END,
 FROM slow_steps_with(override_names, override_seconds);
 
 CREATE OR REPLACE VIEW gaps AS SELECT * FROM gaps_with([]::VARCHAR[], []::DOUBLE[]);
+
+-- Whether an unseen stretch (its topic, type, start, end) hides what happened to an object
+-- of `topic` last read at `last_read_at`, judged at `ts`: it covers ts, or it is damage
+-- after the object's last record (nothing re-lists after damage). Used by the stuck and
+-- not-running analyses' recording_gap cause, with gap_label for its detail.
+CREATE OR REPLACE MACRO gap_hides(gap_topic, gap_type, gap_start, gap_end, ts, topic,
+                                  last_read_at) AS
+    (gap_topic IS NULL OR gap_topic = topic) AND gap_start <= ts
+    AND (gap_end > ts OR (gap_type = 'damaged' AND gap_end > last_read_at));
+
+CREATE OR REPLACE MACRO gap_label(gap_type, gap_start, gap_end) AS
+    gap_type || ' ' || gap_start || ' – ' || gap_end;

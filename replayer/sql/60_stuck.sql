@@ -185,12 +185,11 @@ c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
            max(CASE WHEN g.type = 'damaged' AND g.end_at > s.received_at THEN 95 ELSE 30 END)
                AS score,
-           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; ' ORDER BY g.start_at, g.type)
+           string_agg(gap_label(g.type, g.start_at, g.end_at), '; ' ORDER BY g.start_at, g.type)
                AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts
-     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.received_at))
+      ON gap_hides(g.topic, g.type, g.start_at, g.end_at, ts, s.topic, s.received_at)
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted

@@ -134,16 +134,16 @@ c_node AS (
     WHERE n.not_ready OR n.deleted),
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
-           string_agg(g.type || ' ' || g.start_at || ' – ' || g.end_at, '; '
+           string_agg(gap_label(g.type, g.start_at, g.end_at), '; '
                       ORDER BY g.start_at, g.type) AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON (g.topic IS NULL OR g.topic = s.topic) AND g.start_at <= ts
-     AND (g.end_at > ts OR (g.type = 'damaged' AND g.end_at > s.received_at))
+      ON gap_hides(g.topic, g.type, g.start_at, g.end_at, ts, s.topic, s.received_at)
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers
-    UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init UNION ALL SELECT * FROM c_events
+    UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init
+    UNION ALL SELECT * FROM c_events
     UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
     UNION ALL SELECT * FROM c_gap),
 found AS (
