@@ -9,11 +9,13 @@ from typing import Any, Callable
 import click
 
 from schemas.kafka_settings import KafkaSettings
+from schemas.registry import SUBJECT_STRATEGIES, RegistrySettings
 from schemas.topics import DEFAULT_PREFIX
 
 
 def kafka_options(func: Callable) -> Callable:
-    """--kafka BOOTSTRAP plus TLS/SASL options; passes ``kafka`` (KafkaSettings or None)."""
+    """--kafka BOOTSTRAP plus TLS/SASL and Schema Registry options; passes ``kafka``
+    (KafkaSettings or None)."""
     options = [
         click.option("--kafka", "bootstrap", envvar="KTRACE_KAFKA", metavar="HOST:PORT[,…]",
                      help="Kafka bootstrap servers. Without it, the local log is used."),
@@ -31,11 +33,32 @@ def kafka_options(func: Callable) -> Callable:
         click.option("--kafka-ssl-keyfile", type=click.Path(exists=True, dir_okay=False)),
         click.option("--kafka-timeout", default=10.0, show_default=True, metavar="SECONDS",
                      help="How long to wait for a broker before giving up."),
+        click.option("--schema-registry", envvar="KTRACE_SCHEMA_REGISTRY", metavar="URL",
+                     help="Confluent-compatible Schema Registry: records are written in the "
+                          "Confluent framing (schema id) and read by id. Without it, the "
+                          "schema fingerprint travels in a header."),
+        click.option("--schema-registry-username", envvar="KTRACE_SCHEMA_REGISTRY_USERNAME",
+                     help="Basic-auth user for the registry."),
+        click.option("--schema-registry-password", envvar="KTRACE_SCHEMA_REGISTRY_PASSWORD",
+                     help="Better given by the environment variable than on the command line."),
+        click.option("--schema-registry-cafile", type=click.Path(exists=True, dir_okay=False),
+                     help="CA bundle to verify the registry's TLS certificate."),
+        click.option("--subject-name-strategy", type=click.Choice(SUBJECT_STRATEGIES),
+                     default="topic", show_default=True,
+                     help="Subject of a topic's schema: topic = <topic>-value "
+                          "(TopicNameStrategy), topic-record = <topic>-io.ktrace.Record."),
     ]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         bootstrap = kwargs.pop("bootstrap")
+        registry_url = kwargs.pop("schema_registry")
+        registry_auth = {k: kwargs.pop(f"schema_registry_{k}") for k in ("username", "password", "cafile")}
+        strategy = kwargs.pop("subject_name_strategy")
+        registry = (RegistrySettings(url=registry_url, subject_strategy=strategy, **registry_auth)
+                    if registry_url else None)
+        if registry is not None and not bootstrap:
+            raise click.UsageError("--schema-registry needs --kafka")
         settings = dict(
             security_protocol=kwargs.pop("kafka_security_protocol"),
             sasl_mechanism=kwargs.pop("kafka_sasl_mechanism"),
@@ -45,6 +68,7 @@ def kafka_options(func: Callable) -> Callable:
             ssl_certfile=kwargs.pop("kafka_ssl_certfile"),
             ssl_keyfile=kwargs.pop("kafka_ssl_keyfile"),
             connect_timeout_s=kwargs.pop("kafka_timeout"),
+            schema_registry=registry,
         )
         kwargs["kafka"] = KafkaSettings(bootstrap=bootstrap, **settings) if bootstrap else None
         return func(*args, **kwargs)

@@ -32,6 +32,7 @@ from recorder.sinks import Sink
 from recorder.deadletter import DeadLetters
 from recorder.spool import Spool, SpoolFull
 from recorder.writer import Writer
+from schemas import topics
 from schemas.errors import KtraceError
 
 log = logging.getLogger(__name__)
@@ -94,14 +95,15 @@ def destination_of(settings: RecordSettings) -> str:
     return f"local:{os.path.abspath(settings.out or DEFAULT_OUT)}/{settings.topic_prefix}"
 
 
-def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
+def open_sink(settings: RecordSettings, metrics: Metrics, topic_names: list[str]) -> Sink:
     if settings.kafka is None:
         from recorder.sinks.locallog import LocalLogSink
 
         return LocalLogSink(settings.out or DEFAULT_OUT, retention_bytes=settings.retention_bytes,
                             retention_age_s=settings.retention_age_s)
-    from recorder.sinks.kafka import KafkaSink
+    from recorder.sinks.kafka import KafkaSink, framing_for
     from recorder.sinks.spooling import SpoolingSink
+    from schemas.framing import RegistryFraming
 
     spool_dir = settings.spool_dir or (os.path.join(settings.state_dir, "spool") if settings.state_dir
                                        else tempfile.mkdtemp(prefix="ktrace-spool-"))
@@ -109,7 +111,11 @@ def open_sink(settings: RecordSettings, metrics: Metrics) -> Sink:
     kafka = settings.kafka
     dead_letters = DeadLetters(spool_dir, on_dead_letter=lambda topic: metrics.dead_lettered
                                .labels(topic=topic).inc())
-    return SpoolingSink(lambda: KafkaSink(kafka), spool, dead_letters=dead_letters,
+    value_framing = framing_for(kafka)
+    if isinstance(value_framing, RegistryFraming):
+        value_framing.register(topic_names)  # an incompatible schema refuses to start
+    return SpoolingSink(lambda: KafkaSink(kafka, value_framing=value_framing), spool,
+                        dead_letters=dead_letters,
                         on_error=lambda exc: metrics.producer_errors.inc())
 
 
@@ -125,7 +131,8 @@ class Recording:
         self.store = (CheckpointStore(settings.state_dir, f"{cluster}|{config.server}|{self.destination}")
                       if settings.state_dir else None)
         self.queue: queue.Queue[tuple[str, Item | Failed]] = queue.Queue(settings.queue_size)
-        self.sink = open_sink(settings, self.metrics)
+        self.sink = open_sink(settings, self.metrics, sorted(
+            {topics.topic_for(settings.topic_prefix, t.resource) for t in targets}))
         self.writer = Writer(self.sink, cluster=cluster, session=self.session,
                              topic_prefix=settings.topic_prefix,
                              redactor=redactor,

@@ -40,6 +40,8 @@ class LoadStats:
     kinds: Counter = field(default_factory=Counter)
     filtered: int = 0
     unreadable_bytes: int = 0
+    #: ``topic/partition@offset: why`` of each record left for the next load to read again.
+    waiting: list[str] = field(default_factory=list)
 
     def problem_count(self) -> int:
         return sum(self.problems.values())
@@ -50,6 +52,7 @@ class LoadStats:
         self.loaded += other.loaded
         self.duplicates += other.duplicates
         self.filtered += other.filtered
+        self.waiting += other.waiting
         self.problems.update(other.problems)
         self.kinds.update(other.kinds)
 
@@ -144,6 +147,11 @@ class Loader:
         if last is not None and d.offset <= last:
             self._problem(d, "out_of_order_offset", f"offset {d.offset} after {last}")
             return
+        if getattr(d.error, "retryable", False):  # e.g. the schema registry was down
+            self.stats.deliveries += 1
+            self.stats.waiting.append(f"{d.where()}: {d.error}")
+            self._problem(d, getattr(d.error, "problem", "decode_error"), str(d.error))
+            return  # the position stays before it: the next load reads it again
         self.positions[key] = d.offset
         self._dirty = True
         self.stats.deliveries += 1

@@ -1,14 +1,13 @@
 """Record bytes: Avro binary of the Record schema, named by the writer schema's fingerprint.
 
-On Kafka the value is the plain Avro body and the fingerprint travels in a header; elsewhere
-(the spool, exports) records use Avro single-object encoding: ``C3 01`` + 8-byte
-little-endian CRC-64-AVRO fingerprint + body. Readers resolve any shipped writer version into
+On Kafka the body is framed by ``schemas/framing.py`` (a fingerprint header, or a registry's
+schema id); elsewhere (the spool, exports) records use Avro single-object encoding:
+``C3 01`` + 8-byte little-endian CRC-64-AVRO fingerprint + body. Readers resolve any shipped writer version into
 the current schema, so old recordings keep decoding.
 """
 
 from __future__ import annotations
 
-import functools
 import io
 from typing import Any, BinaryIO
 
@@ -18,8 +17,6 @@ from schemas import envelope, repository
 from schemas.errors import DecodeError
 
 SINGLE_OBJECT_MAGIC = b"\xc3\x01"
-HEADER_SCHEMA = "ktrace.schema"
-HEADER_TYPE = "ktrace.type"
 META_RECORD = "io.ktrace.ObjectMeta"
 
 Record = dict[str, Any]
@@ -41,8 +38,13 @@ def encode(record: Record) -> bytes:
 
 def decode(body: bytes, fingerprint: bytes) -> Record:
     """Decode a body written with the schema named by ``fingerprint`` into the current shape."""
+    return decode_with(body, _writer(fingerprint))
+
+
+def decode_with(body: bytes, writer_schema: Any) -> Record:
+    """Decode a body written with ``writer_schema`` (parsed) into the current shape."""
     stream = io.BytesIO(body)
-    record = read_one(stream, fingerprint)
+    record = _read(stream, writer_schema)
     if stream.tell() != len(body):
         raise DecodeError(f"corrupt Avro body ({len(body) - stream.tell()} trailing bytes)")
     return record
@@ -50,15 +52,23 @@ def decode(body: bytes, fingerprint: bytes) -> Record:
 
 def read_one(stream: BinaryIO, fingerprint: bytes) -> Record:
     """Read the next record of ``stream`` (bodies may follow one another, as in a block)."""
+    return _read(stream, _writer(fingerprint))
+
+
+def _writer(fingerprint: bytes) -> Any:
     writer = repository.by_fingerprint().get(fingerprint)
     if writer is None:
         raise DecodeError(f"unknown schema fingerprint {fingerprint.hex() or '(none)'}")
-    reader = repository.current()
+    return writer.schema
+
+
+def _read(stream: BinaryIO, writer_schema: Any) -> Record:
+    reader = repository.current().schema
     try:
         return schemaless_reader(
             stream,
-            writer.schema,
-            None if writer is reader else reader.schema,
+            writer_schema,
+            None if writer_schema is reader else reader,
             return_record_name=True,
             return_record_name_override=True,
         )
@@ -76,21 +86,3 @@ def unframe(data: bytes) -> tuple[bytes, bytes]:
     if len(data) < 10 or data[:2] != SINGLE_OBJECT_MAGIC:
         raise DecodeError("not Avro single-object encoded (bad magic)")
     return data[2:10], data[10:]
-
-
-def kafka_headers(record: Record) -> list[tuple[str, bytes]]:
-    """Headers naming the writer schema and the record type, so consumers can route and
-    decode without parsing the body (one shared list per record type: they never change)."""
-    return _headers(record["type"])
-
-
-@functools.lru_cache(maxsize=64)
-def _headers(record_type: str) -> list[tuple[str, bytes]]:
-    return [(HEADER_SCHEMA, repository.current().fingerprint), (HEADER_TYPE, record_type.encode())]
-
-
-def fingerprint_from_headers(headers: list[tuple[str, bytes]] | None) -> bytes:
-    for key, value in headers or ():
-        if key == HEADER_SCHEMA:
-            return value
-    return b""

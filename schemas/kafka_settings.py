@@ -1,9 +1,12 @@
-"""How to reach a Kafka cluster: the connection options both sides accept (TLS, SASL)."""
+"""How to reach a Kafka cluster: the connection options both sides accept (TLS, SASL, and
+the Schema Registry beside it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from schemas.registry import RegistrySettings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,6 +22,8 @@ class KafkaSettings:
     client_id: str = "ktrace"
     #: How long a client may wait for a broker before it reports it unreachable.
     connect_timeout_s: float = 10.0
+    #: A Confluent-compatible Schema Registry: the recorder writes the Confluent framing.
+    schema_registry: RegistrySettings | None = None
 
     def client_kwargs(self) -> dict[str, Any]:
         """Keyword arguments every kafka-python client takes."""

@@ -33,6 +33,7 @@ from replayer.sources.kafka import _decode
 from replayer.sources.locallog import LocalLogSource
 from schemas import codec, locallog
 from schemas.errors import KtraceError, Unreadable
+from schemas.framing import FingerprintFraming, ValueDecoder
 from schemas.redaction import Redactor
 from tests.replayer_data import DATA, recording
 
@@ -156,7 +157,7 @@ class Message:
 
 
 BODY = codec.encode(ORIGINAL_BLOCKS[3][1][0])
-HEADERS = codec.kafka_headers(ORIGINAL_BLOCKS[3][1][0])
+HEADERS = FingerprintFraming().headers(ORIGINAL_BLOCKS[3][1][0])
 
 
 @FUZZ
@@ -164,7 +165,7 @@ HEADERS = codec.kafka_headers(ORIGINAL_BLOCKS[3][1][0])
 def test_kafka_decoder_turns_any_bytes_into_a_record_or_an_unreadable_range(changes, bad_header):
     value, _ = mutate(BODY, changes)
     headers = [(k, v[::-1]) for k, v in HEADERS] if bad_header else HEADERS
-    delivery = _decode(Message("ktrace.pods", 0, 41, value, headers))
+    delivery = _decode(Message("ktrace.pods", 0, 41, value, headers), ValueDecoder(None))
     if delivery.record is None:
         assert isinstance(delivery.error, Unreadable)
         assert (delivery.error.nbytes, delivery.error.end_offset) == (len(value), 42)

@@ -18,7 +18,7 @@ from recorder.sinks.locallog import LocalLogSink
 from replayer.sources import Delivery, Source
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
-from schemas import codec, locallog, repository, topics
+from schemas import codec, framing, locallog, repository, topics
 from schemas.errors import TransportError, Unreadable
 from schemas.kafka_settings import KafkaSettings
 from tests import samples
@@ -57,7 +57,7 @@ def _kafka(bootstrap: str, prefix: str) -> Transport:
 
     def inject_raw(topic: str, key: bytes, body: bytes, fingerprint: bytes) -> None:
         producer = KafkaProducer(bootstrap_servers=bootstrap)
-        producer.send(topic, key=key, value=body, headers=[(codec.HEADER_SCHEMA, fingerprint)])
+        producer.send(topic, key=key, value=body, headers=[(framing.HEADER_SCHEMA, fingerprint)])
         producer.flush()
         producer.close()
 

@@ -118,6 +118,10 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
         src.close()
     check_window(summary, since, until)
     echo_summary(summary)
+    if waiting := summary.stats.waiting:
+        raise KtraceError(f"{len(waiting)} partition(s) stopped at a record whose writer schema "
+                          f"could not be fetched, first {waiting[0]}; run replay again once it "
+                          f"can be: it resumes there")
     check_strict(summary, strict)
 
 

@@ -1,4 +1,5 @@
-"""The Kafka sink: one topic per resource, key = object uid, headers name the schema.
+"""The Kafka sink: one topic per resource, key = object uid, the body framed by
+``schemas/framing.py`` (fingerprint header, or a Schema Registry id).
 
 Durability over latency: acks=all with idempotence, so a retried batch is neither lost nor
 duplicated; lz4 batches; the producer retries retriable errors itself and we surface the
@@ -19,10 +20,11 @@ from kafka.partitioner.default import murmur2
 from kafka.producer.future import FutureRecordMetadata
 
 from recorder.sinks import RecordsRejected, Rejection
-from schemas import codec, topics
+from schemas import codec, framing, topics
 from schemas.codec import Record
 from schemas.errors import TransportError
 from schemas.kafka_settings import KafkaSettings
+from schemas.registry import RegistryClient
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,13 @@ def ensure_topics(admin: KafkaAdminClient, names: list[str], *, partitions: int,
         pass  # another recorder made it first
 
 
+def framing_for(settings: KafkaSettings) -> framing.Framing:
+    """The Confluent framing when a registry is configured, else the fingerprint header."""
+    if settings.schema_registry is None:
+        return framing.FingerprintFraming()
+    return framing.RegistryFraming(RegistryClient(settings.schema_registry))
+
+
 class KeyPartitioner(Partitioner):
     """kafka-python's default partitioning (murmur2 of the key, as the Java client) with the
     hashes remembered: one object's records share a key, and murmur2 is pure Python (~12 % of
@@ -100,8 +109,10 @@ class KeyPartitioner(Partitioner):
 
 class KafkaSink:
     def __init__(self, settings: KafkaSettings, *, partitions: int = 6, replication: int = 1,
-                 max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, linger_ms: int = LINGER_MS) -> None:
+                 max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, linger_ms: int = LINGER_MS,
+                 value_framing: framing.Framing | None = None) -> None:
         self.max_record_bytes = max_record_bytes
+        self._framing = value_framing or framing_for(settings)
         self._partitions, self._replication = partitions, replication
         self._admin = connect_admin(settings)
         self._known_topics: set[str] = set()
@@ -133,8 +144,8 @@ class KafkaSink:
             self._pending.append((self._producer.send(
                 topic,
                 key=topics.key_for(record),
-                value=codec.encode(record),
-                headers=codec.kafka_headers(record),
+                value=self._framing.value(topic, codec.encode(record)),
+                headers=self._framing.headers(record),
             ), topic, record))
         except KafkaError as exc:
             if not exc.retriable:

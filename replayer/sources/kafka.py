@@ -9,9 +9,10 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from replayer.sources import Delivery, PartitionKey, TopicSummary
-from schemas import codec
 from schemas.errors import DecodeError, TransportError, Unreadable
+from schemas.framing import ValueDecoder
 from schemas.kafka_settings import KafkaSettings
+from schemas.registry import RegistryClient
 
 log = logging.getLogger(__name__)
 POLL_MS = 500
@@ -20,6 +21,8 @@ POLL_MS = 500
 class KafkaSource:
     def __init__(self, settings: KafkaSettings) -> None:
         self._settings = settings
+        registry = settings.schema_registry
+        self._decoder = ValueDecoder(RegistryClient(registry) if registry else None)
         try:
             self._consumer = KafkaConsumer(
                 **settings.client_kwargs(),
@@ -60,10 +63,17 @@ class KafkaSource:
             batch = self._consumer.poll(timeout_ms=POLL_MS)
             for tp, messages in batch.items():
                 for message in messages:
-                    delivery = _decode(message)
+                    delivery = self._decode(message)
                     record = delivery.record
                     if not follow and message.offset + 1 >= ends[tp]:
                         remaining.discard(tp)
+                    if getattr(delivery.error, "retryable", False):
+                        # The rest of this partition waits for the next read, which starts
+                        # again at this record (the loader keeps its position before it).
+                        self._consumer.pause(tp)
+                        remaining.discard(tp)
+                        yield delivery
+                        break
                     if record is not None and since_us is not None and record["receivedAt"] < since_us:
                         continue  # the seek used append times, which come after receive times
                     if record is not None and until_us is not None and record["receivedAt"] > until_us:
@@ -121,15 +131,20 @@ class KafkaSource:
         self._consumer.seek(tp, offset)
         for messages in self._consumer.poll(timeout_ms=5000, max_records=1).values():
             for message in messages:
-                return _decode(message).record
+                return self._decode(message).record
         return None
 
+    def _decode(self, message) -> Delivery:  # type: ignore[no-untyped-def]
+        return _decode(message, self._decoder)
 
-def _decode(message) -> Delivery:
+
+def _decode(message, decoder: ValueDecoder) -> Delivery:  # type: ignore[no-untyped-def]
     try:
-        fingerprint = codec.fingerprint_from_headers(message.headers)
-        record = codec.decode(message.value or b"", fingerprint)
-    except DecodeError as exc:  # a record is Kafka's unit: its bytes are the unreadable range
+        record = decoder.decode(message.value or b"", message.headers)
+    except DecodeError as exc:
+        if getattr(exc, "retryable", False):  # not damage: the record is read again later
+            return Delivery(message.topic, message.partition, message.offset, None, exc)
+        # A record is Kafka's unit: its bytes are the unreadable range.
         damage = Unreadable(f"record does not decode: {exc}", len(message.value or b""),
                             message.offset + 1)
         return Delivery(message.topic, message.partition, message.offset, None, damage)
