@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import socket
+import subprocess
+import sys
 from collections import Counter
 
 import duckdb
@@ -26,6 +28,7 @@ from schemas.kafka_settings import KafkaSettings
 from schemas.registry import RegistryClient, RegistrySettings
 from tests import samples
 from tests.registry_consumer import consume_all
+from tests.test_recorder_k8s import Recorder, Watcher, apply_deployment, wait_ready_pods
 
 pytestmark = [pytest.mark.registry, pytest.mark.kafka, pytest.mark.timeout(180)]
 
@@ -197,3 +200,68 @@ def test_an_unknown_schema_id_is_reported_by_position_and_later_records_decode(
     assert [d.error is not None for d in read_back] == [False] * 5 + [True] + [False] * 5
     assert f"unknown schema id {2**31 - 1}" in str(read_back[5].error)
     assert [d.record["seq"] for d in read_back if d.record] == list(range(10))
+
+
+# --- the recorder against the real control plane -------------------------------------------
+
+
+@pytest.mark.k8s
+def test_recorded_topics_read_the_same_by_a_third_party_consumer_and_by_replay(
+        k8s_cluster, k8s_namespace, kafka_bootstrap, registry_url, unique_topic_prefix, tmp_path):
+    recorder = Recorder(k8s_cluster, kafka_bootstrap, unique_topic_prefix, k8s_namespace,
+                        tmp_path / "state")
+    recorder.args += ["--schema-registry", registry_url, "--typed-facts"]
+    watcher = Watcher(k8s_cluster, k8s_namespace)
+    try:
+        recorder.start()
+        apply_deployment(k8s_cluster, k8s_namespace, "web", 2)
+        wait_ready_pods(k8s_cluster, k8s_namespace, "web", 2)
+        k8s_cluster.kubectl("delete", "deployment/web", "-n", k8s_namespace)
+        wait_ready_pods(k8s_cluster, k8s_namespace, "web", 0)
+        watcher.wait_quiet(seconds=3)
+        assert recorder.stop() == 0
+    finally:
+        watcher.close()
+        if recorder.proc.poll() is None:
+            recorder.kill()
+    source = KafkaSource(settings(kafka_bootstrap, registry_url))
+    recorded = source.topics(unique_topic_prefix)
+    source.close()
+    consumed = consume_all(kafka_bootstrap, registry_url, recorded)
+    db = str(tmp_path / "r.duckdb")
+    result = replay(kafka_bootstrap, unique_topic_prefix, db, registry_url)
+    assert result.exit_code == 0 and "0 problems" in result.output, result.output
+    with duckdb.connect(db, read_only=True) as con:
+        rows = con.execute(
+            "SELECT topic, \"partition\", \"offset\", session, seq, type, uid, resource_version, "
+            "kind, namespace, name, epoch_us(received_at) FROM raw_events").fetchall()
+    loaded = {(r[0], r[1], r[2]): r[3:] for r in rows}
+    assert len(consumed) == len(loaded) > 20
+    for c in consumed:
+        v = c.value
+        assert loaded[(c.topic, c.partition, c.offset)] == (
+            v["session"], v["seq"], v["type"], v["uid"], v["resourceVersion"], v["kind"],
+            v["namespace"], v["name"], v["receivedAt"])
+    pods = [c.value for c in consumed if c.value["kind"] == "Pod" and c.value["marker"] is None]
+    assert pods and all(p["facts"]["nodeName"] for p in pods if p["facts"]["phase"] == "Running")
+    assert all(p["meta"]["labels"].get("app") == "web" for p in pods)  # typed Avro fields
+    assert {v.value["type"] for v in consumed} >= {"SESSION_START", "ADDED", "DELETED", "SESSION_END"}
+
+
+@pytest.mark.k8s
+def test_the_recorder_refuses_an_incompatible_subject_with_one_error_line(
+        k8s_cluster, k8s_namespace, kafka_bootstrap, registry_url, unique_topic_prefix, tmp_path):
+    topic = topics.topic_for(unique_topic_prefix, "pods")
+    client = RegistryClient(RegistrySettings(url=registry_url))
+    client.register(f"{topic}-value", without_field(registered_schema(repository.current().schema), "seq"))
+    recorder = Recorder(k8s_cluster, kafka_bootstrap, unique_topic_prefix, k8s_namespace,
+                        tmp_path / "state")
+    args = [a for a in recorder.args if a not in ("--log-level", "INFO")]
+    result = subprocess.run([sys.executable, "-c", "from ktrace.cli import main; main()", *args,
+                             "--schema-registry", registry_url, "--duration", "5"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    seq_at = [f["name"] for f in json.loads(registered_schema(repository.current().schema))["fields"]].index("seq")
+    assert result.stderr.strip().splitlines() == [
+        f"Error: schema registry refused io.ktrace.Record v{repository.current().version} for "
+        f"subject {topic}-value as incompatible under BACKWARD: field seq at /fields/{seq_at}"], result.stderr
