@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import signal
 import sys
@@ -33,6 +34,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                              "temporary directory, removed at the end")
     parser.add_argument("--kafka", help="HOST:PORT of a broker to use (default $KTRACE_TEST_KAFKA, "
                                         "else one started for the run)")
+    parser.add_argument("--schema-registry", default=os.environ.get("KTRACE_TEST_REGISTRY"),
+                        metavar="URL", help="also run the recorder path in the Confluent framing "
+                                            "through this registry (default $KTRACE_TEST_REGISTRY)")
     return parser.parse_args(argv)
 
 
@@ -44,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="ktrace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        run = Run(Options(sizes, work.resolve(), args.kafka, args.profile)).execute()
+        run = Run(Options(sizes, work.resolve(), args.kafka, args.profile, args.schema_registry)).execute()
     except PhaseFailed as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -25,11 +25,14 @@ Result = dict[str, Any]
 QUERY_RUNS = 3
 
 
-def recorder(workload: str, bootstrap: str, prefix: str, state_dir: str) -> Result:
+def recorder(workload: str, bootstrap: str, prefix: str, state_dir: str,
+             schema_registry: str | None = None) -> Result:
     """``main_cpu_s``: the recording thread's own CPU; the rest of ``cpu_s`` is the Kafka
-    producer's I/O thread (batching, compression, checksums)."""
+    producer's I/O thread (batching, compression, checksums). With ``schema_registry``, the
+    same path writing the Confluent framing."""
     start, main_cpu = time.perf_counter(), time.thread_time()
-    run = record_file(workload, bootstrap=bootstrap, prefix=prefix, state_dir=state_dir)
+    run = record_file(workload, bootstrap=bootstrap, prefix=prefix, state_dir=state_dir,
+                      schema_registry=schema_registry)
     return {"events": run.events, "seconds": time.perf_counter() - start,
             "main_cpu_s": time.thread_time() - main_cpu,
             "records": run.records, "live_objects": run.live_objects}
@@ -94,6 +97,7 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
 
 
 PHASES: dict[str, Callable[..., Result]] = {
-    "recorder": recorder, "recorder_baseline": recorder_baseline, "replay": replay,
+    "recorder": recorder, "recorder_registry": recorder, "recorder_baseline": recorder_baseline,
+    "replay": replay,
     "replay_baseline": replay_baseline, "queries": queries,
 }

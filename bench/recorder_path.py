@@ -25,6 +25,8 @@ from recorder.settings import RecordSettings
 from recorder.sinks import Sink
 from recorder.writer import Writer
 from schemas.kafka_settings import KafkaSettings
+from schemas.registry import RegistrySettings
+from schemas.topics import topic_for
 
 
 @dataclass
@@ -37,11 +39,15 @@ class RecorderRun:
 class Pipeline:
     """One recording session over the bench's watches, fed raw watch lines."""
 
-    def __init__(self, bootstrap: str, prefix: str, state_dir: str) -> None:
-        self.settings = RecordSettings(kafka=KafkaSettings(bootstrap=bootstrap),
-                                       topic_prefix=prefix, state_dir=state_dir)
+    def __init__(self, bootstrap: str, prefix: str, state_dir: str,
+                 schema_registry: str | None = None) -> None:
+        registry = RegistrySettings(url=schema_registry) if schema_registry else None
+        self.settings = RecordSettings(
+            kafka=KafkaSettings(bootstrap=bootstrap, schema_registry=registry),
+            topic_prefix=prefix, state_dir=state_dir)
         metrics = Metrics()
-        self.sink: Sink = open_sink(self.settings, metrics)
+        self.sink: Sink = open_sink(self.settings, metrics,
+                                    [topic_for(prefix, t.resource) for t in TARGETS.values()])
         self.writer = Writer(self.sink, cluster="bench", session=str(uuid.uuid4()),
                              topic_prefix=prefix, redactor=Redactor(), metrics=metrics)
         self.store = CheckpointStore(state_dir, f"bench|{bootstrap}|{prefix}")
@@ -91,8 +97,10 @@ class Pipeline:
                 state.dirty = False
 
 
-def record_file(path: str, *, bootstrap: str, prefix: str, state_dir: str) -> RecorderRun:
-    pipeline = Pipeline(bootstrap, prefix, state_dir)
+def record_file(path: str, *, bootstrap: str, prefix: str, state_dir: str,
+                schema_registry: str | None = None) -> RecorderRun:
+    """``schema_registry``: the Confluent framing through that registry (else the header)."""
+    pipeline = Pipeline(bootstrap, prefix, state_dir, schema_registry)
     pipeline.start()
     with open(path, "rb") as fh:
         events = pipeline.feed(fh)

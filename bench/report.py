@@ -7,6 +7,7 @@ from typing import Any
 ANALYSES = ("stuck", "races", "timeline", "gaps")
 LABELS = {"recorder": "recorder → Kafka", "recorder_baseline": "json → JSON lines",
           "replay": "Kafka → DuckDB", "replay_baseline": "DuckDB read_json"}
+REGISTRY_LABEL = "… Confluent framing"
 LIVE_TARGET = 100_000
 
 
@@ -59,6 +60,12 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
                                for path in LABELS} for size, r in growth.items()},
         "machine": run["machine"], "pinned_cpu": run["pinned_cpu"],
     }
+    if "recorder_registry" in largest:
+        framed = figures(largest["recorder_registry"])
+        out["recorder_registry_eps"] = framed["eps"]
+        out["recorder_registry_cpu_eps"] = framed["cpu_eps"]
+        # CPU per event of the Confluent framing over the header framing, same run and size.
+        out["registry_framing_cpu_ratio"] = round(top["recorder"]["cpu_eps"] / framed["cpu_eps"], 3)
     out["targets"] = targets(out)
     if run["profiles"]:
         out["profile_top"] = {path: p["top"][:5] for path, p in run["profiles"].items()}
@@ -96,11 +103,15 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
              f"{'events':>10}  {'path':<18} {'events/s':>9} {'per CPU-s':>9} {'µs/event':>9} "
              f"{'peak RSS MB':>11} {'vs baseline':>11}"]
     for size, results in run["growth"].items():
-        for path, base in (("recorder", "recorder_baseline"), ("recorder_baseline", None),
-                           ("replay", "replay_baseline"), ("replay_baseline", None)):
+        for path, base in (("recorder", "recorder_baseline"), ("recorder_registry", "recorder"),
+                           ("recorder_baseline", None), ("replay", "replay_baseline"),
+                           ("replay_baseline", None)):
+            if path not in results:
+                continue
             f = figures(results[path])
             ratio = f"{f['eps'] / figures(results[base])['eps']:.2f}x" if base else ""
-            lines.append(f"{size:>10,}  {LABELS[path]:<18} {f['eps']:>9,} {f['cpu_eps']:>9,} "
+            label = REGISTRY_LABEL if path == "recorder_registry" else LABELS[path]
+            lines.append(f"{size:>10,}  {label:<18} {f['eps']:>9,} {f['cpu_eps']:>9,} "
                          f"{f['us_per_event']:>9,.1f} {f['rss_mb']:>11,.0f} {ratio:>11}")
         lines.append(f"{'':>10}  live objects after recording: {results['recorder']['live_objects']:,}")
     q = run["queries"]

@@ -15,7 +15,9 @@ from bench.broker import kafka_bootstrap
 
 #: The phases measured per size, in the order they run: each path beside its baseline.
 PATHS = ("recorder_baseline", "recorder", "replay", "replay_baseline")
-ONE_CORE = frozenset({"recorder_baseline", "recorder"})
+ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry"})
+#: Measured too when a Schema Registry is given: the recorder path in the Confluent framing.
+REGISTRY_PATH = "recorder_registry"
 #: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
 THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database"}
 #: The seed's first clone, asked for by the timeline query.
@@ -28,6 +30,7 @@ class Options:
     work: Path
     kafka: str | None = None
     profile_size: int | None = None  # profile both paths on a workload of this size
+    schema_registry: str | None = None  # also measure the recorder with the Confluent framing
 
 
 def progress(message: str) -> None:
@@ -61,7 +64,7 @@ class Run:
     def measure(self, size: int, bootstrap: str) -> dict[str, dict[str, Any]]:
         events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
         results = {}
-        for path in PATHS:
+        for path in PATHS + ((REGISTRY_PATH,) if self.options.schema_registry else ()):
             progress(f"{size:>9,} events: {path}")
             args = self.arguments(path, size, events, bootstrap)
             results[path] = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None)
@@ -77,6 +80,9 @@ class Run:
             "recorder_baseline": {"workload": str(events), "out": str(self.work / "baseline.jsonl")},
             "recorder": {"workload": str(events), "bootstrap": bootstrap, "prefix": prefix,
                          "state_dir": str(self.work / f"state-{prefix}")},
+            REGISTRY_PATH: {"workload": str(events), "bootstrap": bootstrap, "prefix": f"{prefix}-sr",
+                            "state_dir": str(self.work / f"state-{prefix}-sr"),
+                            "schema_registry": self.options.schema_registry},
             "replay": {"bootstrap": bootstrap, "prefix": prefix, "database": str(self.database(size))},
             "replay_baseline": {"workload": str(events), "database": str(self.work / "read_json.duckdb")},
         }[path]
