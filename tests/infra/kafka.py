@@ -11,22 +11,20 @@ from __future__ import annotations
 import argparse
 import base64
 import os
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 
 from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 
+from tests.infra.service import LocalService, free_loopback_ports, serve, tail
+
 DEFAULT_VERSION = "4.4.0"
 INSTALL_SCRIPT = Path(__file__).resolve().parents[2] / "compose" / "kafka" / "install.sh"
-LOG_TAIL_LINES = 40
 
 
 class KafkaBrokerError(RuntimeError):
@@ -42,11 +40,11 @@ def install_kafka(version: str = DEFAULT_VERSION) -> Path:
         text=True,
     )
     if result.returncode != 0:
-        raise KafkaBrokerError(f"{INSTALL_SCRIPT} failed ({result.returncode}):\n{_tail(result.stderr)}")
+        raise KafkaBrokerError(f"{INSTALL_SCRIPT} failed ({result.returncode}):\n{tail(result.stderr)}")
     return Path(result.stdout.strip().splitlines()[-1])
 
 
-class LocalKafkaBroker:
+class LocalKafkaBroker(LocalService):
     """One KRaft broker+controller process on two loopback ports, with its data in ``work_dir``.
 
     The ports are picked on the first start and kept, so ``stop()`` then ``start()`` (or
@@ -70,10 +68,6 @@ class LocalKafkaBroker:
         return f"127.0.0.1:{self._ports[0]}"
 
     @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    @property
     def log_file(self) -> Path:
         return self._logs_dir / "server.log"
 
@@ -83,7 +77,7 @@ class LocalKafkaBroker:
             raise KafkaBrokerError(f"the broker at {self.bootstrap} is already running")
         libs = install_kafka(self.version)
         if self._ports is None:
-            broker_port, controller_port = _free_loopback_ports(2)
+            broker_port, controller_port = free_loopback_ports(2)
             self._ports = (broker_port, controller_port)
         self._write_configs()
         if not (self._data_dir / "meta.properties").exists():
@@ -95,31 +89,10 @@ class LocalKafkaBroker:
             self.stop()
             raise
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM (Kafka's own clean shutdown), then SIGKILL if it is still alive after ``timeout``."""
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
     def restart(self) -> None:
         """Stop and start again: same ports, same log dir, so committed data survives."""
         self.stop()
         self.start()
-
-    def __enter__(self) -> LocalKafkaBroker:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
     @property
     def _data_dir(self) -> Path:
@@ -167,7 +140,7 @@ class LocalKafkaBroker:
         )  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            output = _tail(result.stdout + result.stderr)
+            output = tail(result.stdout + result.stderr)
             raise KafkaBrokerError(f"formatting {self._data_dir} failed:\n{output}")
 
     def _launch(self, libs: Path) -> subprocess.Popen[bytes]:
@@ -203,7 +176,7 @@ class LocalKafkaBroker:
 
     def _failure(self, what: str) -> KafkaBrokerError:
         logs = "\n".join(
-            f"--- last lines of {path} ---\n{_tail(path.read_text(errors='replace'))}"
+            f"--- last lines of {path} ---\n{tail(path.read_text(errors='replace'))}"
             for path in (self.log_file, self._console_file)
             if path.exists() and path.stat().st_size
         )
@@ -257,18 +230,6 @@ def _random_cluster_id() -> str:
             return cluster_id
 
 
-def _free_loopback_ports(count: int) -> tuple[int, ...]:
-    # Hold every socket until all are bound so the kernel hands out distinct ports.
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return tuple(sock.getsockname()[1] for sock in sockets)
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def _port_accepts(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1.0):
@@ -288,24 +249,6 @@ def _admin_lists_topics(bootstrap: str, *, timeout_s: float) -> None:
         admin.close()
 
 
-def _tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def _serve(work_dir: Path, version: str) -> int:
-    """Run a broker in the foreground until SIGTERM or SIGINT."""
-    stop_requested = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop_requested.set())
-    with LocalKafkaBroker(work_dir=work_dir, version=version) as broker:
-        print(f"KTRACE_TEST_KAFKA={broker.bootstrap}", flush=True)
-        while not stop_requested.wait(1.0):
-            if not broker.running:
-                print(f"the broker exited on its own; see {broker.log_file}", file=sys.stderr)
-                return 1
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.infra.kafka", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -314,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--version", default=DEFAULT_VERSION, help=f"default {DEFAULT_VERSION}")
     args = parser.parse_args(argv)
     try:
-        return _serve(args.dir, args.version)
+        broker = LocalKafkaBroker(work_dir=args.dir, version=args.version)
+        return serve(broker, lambda: f"KTRACE_TEST_KAFKA={broker.bootstrap}", broker.log_file)
     except KafkaBrokerError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1

@@ -10,17 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 
-from tests.infra.kafka import _free_loopback_ports, _tail
+from tests.infra.service import LocalService, free_loopback_ports, serve, tail
 
 DEFAULT_VERSION = "3.3.3"
 INSTALL_SCRIPT = Path(__file__).resolve().parents[2] / "compose" / "registry" / "install.sh"
@@ -39,7 +36,7 @@ def install_registry(version: str = DEFAULT_VERSION) -> Path:
     result = subprocess.run(["bash", str(INSTALL_SCRIPT)], capture_output=True, text=True,
                             env={**os.environ, "APICURIO_VERSION": version})
     if result.returncode != 0:
-        raise RegistryError(f"{INSTALL_SCRIPT} failed ({result.returncode}):\n{_tail(result.stderr)}")
+        raise RegistryError(f"{INSTALL_SCRIPT} failed ({result.returncode}):\n{tail(result.stderr)}")
     return Path(result.stdout.strip().splitlines()[-1])
 
 
@@ -67,7 +64,7 @@ def _java_major(java: str) -> int:
     return 0
 
 
-class LocalRegistry:
+class LocalRegistry(LocalService):
     """One Apicurio Registry on a loopback port, global compatibility BACKWARD (Confluent's
     default; Apicurio's own is NONE). ``stop()`` then ``start()`` brings it back at the same
     URL, empty (in-memory storage)."""
@@ -88,10 +85,6 @@ class LocalRegistry:
         return f"http://127.0.0.1:{self._port}{CCOMPAT}"
 
     @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
-
-    @property
     def log_file(self) -> Path:
         return self.work_dir / "registry.log"
 
@@ -100,7 +93,7 @@ class LocalRegistry:
             raise RegistryError(f"the registry at {self.url} is already running")
         app = install_registry(self.version)
         if self._port is None:
-            (self._port,) = _free_loopback_ports(1)
+            (self._port,) = free_loopback_ports(1)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         command = [java_for(), "-Xmx384m", f"-Dquarkus.http.port={self._port}",
                    "-Dquarkus.http.host=127.0.0.1", "-jar", str(app / "quarkus-run.jar")]
@@ -114,31 +107,12 @@ class LocalRegistry:
             self.stop()
             raise
 
-    def stop(self, timeout: float = 30.0) -> None:
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
     def request(self, method: str, path: str, body: dict | None = None) -> dict | list:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=10) as response:
             return json.loads(response.read())
-
-    def __enter__(self) -> LocalRegistry:
-        self.start()
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def _wait_until_ready(self) -> None:
         """Ready when the Confluent API lists subjects: what every test's first call needs."""
@@ -147,27 +121,14 @@ class LocalRegistry:
         while time.monotonic() < deadline:
             if (code := self._process.poll()) is not None:
                 raise RegistryError(f"Apicurio {self.version} exited with code {code} while "
-                                    f"starting:\n{_tail(self.log_file.read_text(errors='replace'))}")
+                                    f"starting:\n{tail(self.log_file.read_text(errors='replace'))}")
             try:
                 self.request("GET", "/subjects")
                 return
             except (urllib.error.URLError, OSError, ValueError):
                 time.sleep(0.3)
         raise RegistryError(f"Apicurio {self.version} at {self.url} did not answer within "
-                            f"{self.start_timeout:.0f} s:\n{_tail(self.log_file.read_text(errors='replace'))}")
-
-
-def _serve(work_dir: Path, version: str) -> int:
-    stop_requested = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop_requested.set())
-    with LocalRegistry(work_dir=work_dir, version=version) as registry:
-        print(f"KTRACE_TEST_REGISTRY={registry.url}", flush=True)
-        while not stop_requested.wait(1.0):
-            if not registry.running:
-                print(f"the registry exited on its own; see {registry.log_file}", file=sys.stderr)
-                return 1
-    return 0
+                            f"{self.start_timeout:.0f} s:\n{tail(self.log_file.read_text(errors='replace'))}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--version", default=DEFAULT_VERSION, help=f"default {DEFAULT_VERSION}")
     args = parser.parse_args(argv)
     try:
-        return _serve(args.dir, args.version)
+        registry = LocalRegistry(work_dir=args.dir, version=args.version)
+        return serve(registry, lambda: f"KTRACE_TEST_REGISTRY={registry.url}", registry.log_file)
     except RegistryError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
