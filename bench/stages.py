@@ -2,11 +2,14 @@
 overhead, so the shares are true): ``python -m bench.stages [EVENTS]``.
 
 Every event goes through the steps in turn, timed on this thread only
-(``time.thread_time``); Kafka is left out (``python -m bench`` measures it whole).
+(``time.thread_time``); Kafka is left out (``python -m bench`` measures it whole). The
+Kafka framing step is the fingerprint header's, or with ``$KTRACE_TEST_REGISTRY`` the
+Confluent framing's through that registry.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -20,7 +23,12 @@ from recorder.attribution import Attributor
 from recorder.informer import parse_event
 from schemas.redaction import Redactor
 from recorder.splice import SpanRedactor
-from schemas import codec, records
+from schemas import codec, records, topics
+from schemas.framing import FingerprintFraming, Framing, RegistryFraming
+from schemas.registry import RegistryClient, RegistrySettings
+
+
+TOPIC_PREFIX = "bench-stages"
 
 
 class Clock:
@@ -37,9 +45,9 @@ class Clock:
         self._last = now
 
 
-def measure(lines: Iterable[bytes]) -> dict[str, float]:
+def measure(lines: Iterable[bytes], framing: Framing) -> dict[str, float]:
     """µs/event of: decode (lean), attribute, redact in place, build the record, Avro, as the
-    Writer does them (``recorder/writer.py`` ``_object``)."""
+    Writer does them (``recorder/writer.py`` ``_object``), and the sink's Kafka framing."""
     attributors = {kind: Attributor() for kind in TARGETS}
     splicer, clock, events = SpanRedactor(Redactor().paths), Clock(), 0
     for line in lines:
@@ -59,8 +67,11 @@ def measure(lines: Iterable[bytes]) -> dict[str, float]:
             received_at=item.received_at, component=attribution.component,
             attribution=attribution.evidence)
         clock.lap("record")
-        codec.encode(truncation.fit(record, 1_000_000))
+        body = codec.encode(truncation.fit(record, 1_000_000))
         clock.lap("Avro encode")
+        framing.value(topics.topic_for(TOPIC_PREFIX, TARGETS[kind].resource), body)
+        framing.headers(record)
+        clock.lap("Kafka framing")
         events += 1
     clock.spent.pop("read")
     return {step: seconds / events * 1e6 for step, seconds in clock.spent.items()}
@@ -68,10 +79,15 @@ def measure(lines: Iterable[bytes]) -> dict[str, float]:
 
 def main(argv: list[str]) -> int:
     events = int(argv[0]) if argv else 10_000
+    framing: Framing = FingerprintFraming()
+    if registry := os.environ.get("KTRACE_TEST_REGISTRY"):
+        framing = RegistryFraming(RegistryClient(RegistrySettings(url=registry)))
+        framing.register([topics.topic_for(TOPIC_PREFIX, t.resource) for t in TARGETS.values()])
+    print(f"Kafka framing: {type(framing).__name__}")
     with tempfile.TemporaryDirectory() as work:
         path = workload.build(Path(work) / "stages.jsonl", events)
         with path.open("rb") as fh:
-            costs = measure(fh)
+            costs = measure(fh, framing)
     for step, us in costs.items():
         print(f"{step:<22} {us:8.1f} µs/event")
     print(f"{'total':<22} {sum(costs.values()):8.1f} µs/event "
