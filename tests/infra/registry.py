@@ -74,15 +74,15 @@ class LocalRegistry(LocalService):
         self.work_dir = Path(work_dir).resolve()
         self.version = version
         self.start_timeout = start_timeout
-        self._port: int | None = None
+        self._ports: tuple[int, ...] | None = None  # (API, management)
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         """The Confluent-compatible API's base URL."""
-        if self._port is None:
+        if self._ports is None:
             raise RegistryError("the registry has not been started yet")
-        return f"http://127.0.0.1:{self._port}{CCOMPAT}"
+        return f"http://127.0.0.1:{self._ports[0]}{CCOMPAT}"
 
     @property
     def log_file(self) -> Path:
@@ -92,11 +92,13 @@ class LocalRegistry(LocalService):
         if self.running:
             raise RegistryError(f"the registry at {self.url} is already running")
         app = install_registry(self.version)
-        if self._port is None:
-            (self._port,) = free_loopback_ports(1)
+        if self._ports is None:
+            self._ports = free_loopback_ports(2)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        command = [java_for(), "-Xmx384m", f"-Dquarkus.http.port={self._port}",
-                   "-Dquarkus.http.host=127.0.0.1", "-jar", str(app / "quarkus-run.jar")]
+        # The management interface (health, metrics) would bind 0.0.0.0:9000 by default.
+        command = [java_for(), "-Xmx384m", f"-Dquarkus.http.port={self._ports[0]}",
+                   "-Dquarkus.http.host=127.0.0.1", f"-Dquarkus.management.port={self._ports[1]}",
+                   "-Dquarkus.management.host=127.0.0.1", "-jar", str(app / "quarkus-run.jar")]
         with self.log_file.open("ab") as log:
             self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                              stderr=subprocess.STDOUT, cwd=self.work_dir)
