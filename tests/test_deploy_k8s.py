@@ -198,6 +198,8 @@ def test_compose_recorder_runs_ktrace_record_against_the_kafka_service(monkeypat
     env = {k: compose_defaults([v])[0] for k, v in service["environment"].items()}
     params = parse_record_args(compose_defaults(service["command"]), env, monkeypatch)
     assert params["bootstrap"] == "localhost:9092" and service["network_mode"] == "host"
+    registry_port = services["registry"]["ports"][0].split(":")[0]  # the host side, as the recorder's
+    assert params["schema_registry"] == f"http://localhost:{registry_port}/apis/ccompat/v7"
     mounts = {m.split(":")[1]: m.split(":")[0] for m in compose_defaults(service["volumes"])}
     assert params["kubeconfig"] in mounts and mounts[params["state_dir"]] == "ktrace-state"
 
