@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from replayer import db
 from replayer.analyses.timeline import timeline
-from tests.replayer_data import rows
+from replayer.loader import Loader
+from replayer.sources.locallog import LocalLogSource
+from tests.replayer_data import recording, rows
 
 PROBLEMS = ("SELECT kind, namespace, name, problem, top_cause, [c.cause FOR c IN causes] "
             "FROM problems ORDER BY kind, namespace, name")
@@ -152,3 +155,18 @@ def test_the_timeline_shows_the_uid_when_a_name_is_reused(edge):
     assert columns[:2] == ["pod", "uid"] and len({r[1] for r in found}) == 2
     columns, _ = timeline(edge, "stubborn")
     assert "uid" not in columns
+
+
+def test_a_name_reused_before_the_old_pods_deletion_was_seen_ends_its_timeline(tmp_path):
+    """Drop the first `reused` pod's DELETED from the recording: the new pod of the same name
+    is the evidence that the old one was gone, and its timeline says so."""
+    source = LocalLogSource(recording("edge"))
+    kept = [d for d in source.read(source.topics("ktrace"))
+            if not (d.record and d.record.get("name") == "reused" and d.record["type"] == "DELETED"
+                    and d.record["uid"].startswith("36ee2731"))]
+    con = db.open_db(str(tmp_path / "reused.duckdb"))
+    Loader(con, "edge without a DELETED").load(kept)
+    last = rows(con, "SELECT step, component, detail FROM pod_transitions "
+                     "WHERE uid LIKE '36ee2731%' ORDER BY step_no DESC LIMIT 1")
+    assert last == [("deleted", "unknown", "name reused by pod "
+                     "d208f561-c0bb-45e4-bab4-7f8c0adddae8: its deletion was not seen")]
