@@ -14,6 +14,7 @@ from ktrace import __version__
 from ktrace.commands.record import record
 from ktrace.commands import analyze
 from ktrace.commands import replay as replay_commands
+from ktrace.commands.report import report
 from ktrace.commands.topics import topics
 from schemas.errors import KtraceError
 
@@ -86,6 +87,7 @@ cli.add_command(analyze.gaps)
 cli.add_command(analyze.races)
 cli.add_command(analyze.state)
 cli.add_command(analyze.incident)
+cli.add_command(report)
 
 
 def main() -> None:

@@ -1,0 +1,54 @@
+"""The HTML file: the page model rendered by Jinja2 with autoescape on (object names,
+messages and details are untrusted input), CSS and JS inlined from package data."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+import duckdb
+import jinja2
+
+from replayer.report import collect, gather, layout
+from replayer.report.gather import Selection
+from replayer.report.scale import clock
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.PackageLoader("replayer.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters["clock"] = clock
+    env.globals["asset"] = _asset
+    return env
+
+
+def _asset(name: str) -> str:
+    """An inlined stylesheet or script (``|safe`` in the template: it is our own file)."""
+    return (resources.files("replayer.report") / "templates" / name).read_text("utf-8")
+
+
+def evidence_ids(page: dict[str, Any]) -> set[int]:
+    ids = {e for f in page["findings"] for e in f["evidence"] if e is not None}
+    ids |= {m["ev"] for m in page["recording"]["marks"] if m["ev"] is not None}
+    for group in page["groups"]:
+        for rev in group["revisions"]:
+            ids |= {m["ev"] for ln in rev["lanes"] for m in ln["marks"] if m["ev"] is not None}
+    return ids
+
+
+def _plain(value: Any) -> Any:
+    """A value as the details panel shows it (times in UTC, ISO 8601)."""
+    if isinstance(value, datetime):
+        return value.isoformat() + "Z"
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def render(con: duckdb.DuckDBPyConnection, sel: Selection) -> str:
+    page = layout.page(collect(con, sel))
+    page["evidence"] = {str(k): {f: _plain(v) for f, v in record.items()}
+                        for k, record in gather.evidence(con, evidence_ids(page)).items()}
+    return _environment().get_template("report.html.j2").render(**page)

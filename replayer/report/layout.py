@@ -1,0 +1,207 @@
+"""The report's page model: findings first, the recording's own lane, lane groups per
+workload and revision, rollout charts. Plain dicts and lists for the template.
+
+Large incidents stay small: every pod with a finding is drawn; of the others, at most
+``MAX_QUIET_LANES`` per revision are, and the rest are counted in one summary row."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from replayer.report.gather import Incident, Row
+from replayer.report.lanes import RACE_VERDICTS, lane, pod_end
+from replayer.report.scale import Scale, clock, duration
+
+PLOT_WIDTH = 900
+CHART_HEIGHT = 80
+MAX_QUIET_LANES = 12
+#: Groups with more pods than this start collapsed.
+OPEN_GROUP_PODS = 30
+
+
+def page(inc: Incident) -> dict[str, Any]:
+    flagged = _flagged_pods(inc)
+    return {"header": _header(inc), "findings": findings(inc),
+            "recording": _recording_lane(inc),
+            "groups": _groups(inc, flagged), "rollouts": _rollout_charts(inc),
+            "evidence": inc.evidence}
+
+
+def _header(inc: Incident) -> dict[str, Any]:
+    h = inc.header
+    return {**h, "window": f"{h['start']:%Y-%m-%d %H:%M:%S} → {h['end']:%Y-%m-%d %H:%M:%S} UTC",
+            "unseen": [{**g, "span": f"{clock(g['start_at'])} → {clock(g['end_at'])}",
+                        "length": duration(g["seconds"])} for g in inc.unseen]}
+
+
+def _flagged_pods(inc: Incident) -> set[str]:
+    """Pods with a finding: stuck, raced, held, slow, or hit by an unseen stretch."""
+    return ({p["uid"] for p in inc.problems} | set(inc.holds)
+            | {r["uid"] for r in inc.races if r["verdict"] in RACE_VERDICTS}
+            | {s["uid"] for s in inc.slow_steps if s["uid"]})
+
+
+def findings(inc: Incident) -> list[dict[str, Any]]:
+    """One row per finding: what, where (the lane's anchor) and its evidence."""
+    out = []
+    for p in inc.problems:
+        cause = (p["causes"] or [{}])[0]
+        out.append({"kind": "stuck", "what": f"{p['kind']} {p['namespace'] or ''}/{p['name']}",
+                    "title": f"{p['problem']} for {duration(p['stuck_for_s'])}: {p['top_cause']}",
+                    "detail": cause.get("detail") or "", "lane": _anchor(p["kind"], p),
+                    "evidence": cause.get("evidence") or [p["evidence_event_id"]]})
+    suggested = {s["namespace"]: s["suggested_prestop_s"] for s in inc.race_summary}
+    for r in inc.races:
+        if r["verdict"] not in RACE_VERDICTS:
+            continue
+        out.append({"kind": "race", "what": f"Pod {r['namespace']}/{r['pod']}",
+                    "title": f"{r['verdict']}: exposed {r['exposed_s']:.2f} s behind "
+                             f"Service {r['service']}",
+                    "detail": f"deletion → endpoint off {r['request_to_endpoint_off_s']:.2f} s; "
+                              f"suggested preStop {suggested.get(r['namespace'])} s",
+                    "lane": f"lane-{r['uid']}", "evidence": r["evidence"],
+                    "exposed": round(r["exposed_s"], 3)})
+    for d in inc.capacity_dips:
+        out.append({"kind": "capacity", "what": f"Service {d['namespace']}/{d['service']}",
+                    "title": f"{d['min_ready']} of {d['desired']} ready for "
+                             f"{duration(d['duration_s'])}",
+                    "detail": f"pods off: {', '.join(d['pods_off'] or [])}",
+                    "lane": f"rollout-{d['namespace']}-{d['deployment']}", "evidence": []})
+    for s in inc.slow_steps:
+        out.append({"kind": s["category"], "what": f"Pod {s['namespace']}/{s['name']}",
+                    "title": f"{s['type']} {duration(s['seconds'])} (threshold "
+                             f"{s['threshold_s']:g} s)",
+                    "detail": s["detail"] or "", "lane": f"lane-{s['uid']}",
+                    "evidence": [s["evidence_event_id"]] if s["evidence_event_id"] else []})
+    return out
+
+
+def _anchor(kind: str, row: Row) -> str | None:
+    if kind == "Pod":
+        return f"lane-{row['uid']}"
+    if kind == "Deployment":
+        return f"rollout-{row['namespace']}-{row['name']}"
+    return None
+
+
+def _recording_lane(inc: Incident) -> dict[str, Any]:
+    """One row per topic with an unseen stretch (and one for the whole recording)."""
+    scale = Scale(inc.selection.start, inc.selection.end, PLOT_WIDTH)
+    topics = sorted({g["topic"] or "whole recording" for g in inc.unseen})
+    marks = []
+    for g in inc.unseen:
+        x, w = scale.span(g["start_at"], g["end_at"])
+        marks.append({"row": topics.index(g["topic"] or "whole recording"), "x": x, "w": w,
+                      "type": g["type"], "topic": g["topic"] or "", "ev": g["evidence_event_id"],
+                      "start": g["start_at"].isoformat(), "end": g["end_at"].isoformat(),
+                      "label": f"{g['type']} {duration(g['seconds'])}",
+                      "tip": f"{g['type']}: {g['detail']}"})
+    return {"rows": topics, "marks": marks, "ticks": scale.ticks(), "width": PLOT_WIDTH}
+
+
+def _groups(inc: Incident, flagged: set[str]) -> list[dict[str, Any]]:
+    by_group: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for pod in inc.pods:
+        by_group[(pod["namespace"], pod["workload"])].append(pod)
+    groups = []
+    for (namespace, workload), pods in by_group.items():
+        scale = Scale.around([t for p in pods for t in _pod_span(p, inc)], PLOT_WIDTH)
+        revisions: dict[str | None, list[Row]] = defaultdict(list)
+        for pod in pods:
+            revisions[pod["revision"]].append(pod)
+        groups.append({"namespace": namespace, "workload": workload, "pods": len(pods),
+                       "flagged": sum(p["uid"] in flagged for p in pods),
+                       "open": len(pods) <= OPEN_GROUP_PODS,
+                       "ticks": scale.ticks(), "width": PLOT_WIDTH,
+                       "revisions": [_revision(rev, rs_pods, inc, flagged, scale)
+                                     for rev, rs_pods in revisions.items()]})
+    return groups
+
+
+def _pod_span(pod: Row, inc: Incident) -> list[datetime]:
+    steps = inc.steps.get(pod["uid"], [])
+    first = min([s["time"] for s in steps] + ([pod["created_at"]] if pod["created_at"] else []))
+    return [first, pod_end(pod, steps, inc.selection.end)]
+
+
+def _revision(name: str | None, pods: list[Row], inc: Incident, flagged: set[str],
+              scale: Scale) -> dict[str, Any]:
+    loud = [p for p in pods if p["uid"] in flagged]
+    quiet = [p for p in pods if p["uid"] not in flagged]
+    drawn = loud + quiet[:MAX_QUIET_LANES]
+    return {"name": name, "lanes": [lane(p, inc, scale) for p in drawn],
+            "not_drawn": len(pods) - len(drawn)}
+
+
+def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
+    """Per Deployment: a step line of ready pods per revision, desired, pods terminating,
+    and capacity dips shaded."""
+    charts = []
+    for key, series in inc.replica_series.items():
+        namespace, deployment = key.split("/", 1)
+        pods = [p for p in inc.pods if p["namespace"] == namespace
+                and p["workload"] == f"Deployment/{deployment}"]
+        dips = [d for d in inc.capacity_dips if d["namespace"] == namespace
+                and d["deployment"] == deployment]
+        terminating = _terminating_steps(pods)
+        times = [s["at"] for s in series] + [t for t, _ in terminating]
+        scale = Scale.around(times + [inc.selection.end], PLOT_WIDTH)
+        top = max([s["desired"] or 0 for s in series] + [s["ready"] or 0 for s in series]
+                  + [n for _, n in terminating] + [1])
+        y = lambda n: round(CHART_HEIGHT - (n or 0) / top * (CHART_HEIGHT - 8), 1)  # noqa: E731
+        lines = []
+        for rs in dict.fromkeys(s["replicaset"] for s in series):
+            points = [(s["at"], s["ready"]) for s in series if s["replicaset"] == rs]
+            lines.append({"name": rs, "kind": "ready", "points": _steps(points, scale, y)})
+        desired = _desired(series)
+        lines.append({"name": "desired", "kind": "desired", "points": _steps(desired, scale, y)})
+        lines.append({"name": "terminating", "kind": "terminating",
+                      "points": _steps(terminating, scale, y)})
+        charts.append({"id": f"rollout-{namespace}-{deployment}", "namespace": namespace,
+                       "deployment": deployment, "lines": lines, "top": top,
+                       "height": CHART_HEIGHT, "width": PLOT_WIDTH, "ticks": scale.ticks(),
+                       "revisions": [r for r in inc.rollouts if r["namespace"] == namespace
+                                     and r["deployment"] == deployment],
+                       "dips": [{"x": scale.span(d["start_at"], d["end_at"] or scale.end)[0],
+                                 "w": scale.span(d["start_at"], d["end_at"] or scale.end)[1],
+                                 "tip": f"{d['min_ready']} of {d['desired']} ready for "
+                                        f"{duration(d['duration_s'])}"} for d in dips]})
+    return charts
+
+
+def _desired(series: list[Row]) -> list[tuple[datetime, int]]:
+    """The sum of every revision's desired replicas at each change."""
+    current: dict[str, int] = {}
+    out = []
+    for s in sorted(series, key=lambda s: s["at"]):
+        current[s["replicaset"]] = s["desired"] or 0
+        out.append((s["at"], sum(current.values())))
+    return out
+
+
+def _terminating_steps(pods: list[Row]) -> list[tuple[datetime, int]]:
+    changes = sorted([(p["deletion_requested_at"], 1) for p in pods if p["deletion_requested_at"]]
+                     + [(p["deleted_at"], -1) for p in pods
+                        if p["deletion_requested_at"] and p["deleted_at"]])
+    out, n = [], 0
+    for at, delta in changes:
+        n += delta
+        out.append((at, n))
+    return out
+
+
+def _steps(points: list[tuple[datetime, int]], scale: Scale, y) -> str:
+    """An SVG polyline's points drawing a step function up to the end of the scale."""
+    if not points:
+        return ""
+    out, last = [], None
+    for at, n in points:
+        x = scale.x(at)
+        if last is not None:
+            out.append(f"{x},{last}")
+        last = y(n)
+        out.append(f"{x},{last}")
+    out.append(f"{scale.width},{last}")
+    return " ".join(out)
