@@ -11,6 +11,7 @@ from typing import Any, Callable
 import click
 import orjson
 
+from ktrace.commands.report import html_option, write_html_of
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import kafka_options
 from ktrace.output import output_option, print_rows
@@ -279,16 +280,19 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
 @output_option
+@html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             output: str) -> None:
-    """Load one window of a recording into a fresh database and print every finding."""
+             output: str, html_path: str | None) -> None:
+    """Load one window of a recording into a fresh database and print every finding
+    (--html also draws them into one offline file)."""
     since_us, until_us = window(since, until)
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
     with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
-        con = db.open_db(db_path or os.path.join(tmp, "incident.duckdb"), rebuild=rebuild)
+        path = db_path or os.path.join(tmp, "incident.duckdb")
+        con = db.open_db(path, rebuild=rebuild)
         try:
             require_topics(src, topic_prefix, source or "kafka")
             summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
@@ -299,3 +303,6 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
         finally:
             con.close()
             src.close()
+        if html_path:
+            write_html_of(path, html_path, namespace=namespace)
+

@@ -20,6 +20,7 @@ from ktrace.options import kafka_options, redaction_options
 from ktrace.output import output_option
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
                                      refuse_existing, window)
+from ktrace.commands.report import html_option, write_html_of
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
@@ -183,14 +184,16 @@ def demo_recording() -> str:
               help="Keep the demo database here, a new file (default: a temporary file).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @output_option
-def demo(db_path: str | None, rebuild: bool, output: str) -> None:
+@html_option
+def demo(db_path: str | None, rebuild: bool, output: str, html_path: str | None) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
     print what ktrace finds."""
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:
-        con = db.open_db(db_path or os.path.join(tmp, "demo.duckdb"), rebuild=rebuild)
+        path = db_path or os.path.join(tmp, "demo.duckdb")
+        con = db.open_db(path, rebuild=rebuild)
         try:
             with progress_bar("demo") as update:
                 run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
@@ -198,3 +201,5 @@ def demo(db_path: str | None, rebuild: bool, output: str) -> None:
             print_sections(findings(con), output)
         finally:
             con.close()
+        if html_path:
+            write_html_of(path, html_path)

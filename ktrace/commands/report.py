@@ -29,6 +29,16 @@ def write_html(con: duckdb.DuckDBPyConnection, path: str, *, namespace: str | No
     click.echo(f"report: {path} ({len(sel.uids)} pods)", err=True)
 
 
+def write_html_of(db_path: str, path: str, *, namespace: str | None = None) -> None:
+    """The report of a database just loaded (demo, incident): reopened read-only, as
+    every analysis reads it."""
+    con = db.open_readonly(db_path)
+    try:
+        write_html(con, path, namespace=namespace)
+    finally:
+        con.close()
+
+
 def _selection(con, namespace, since, until, targets) -> gather.Selection:
     when = lambda v: to_timestamp(parse_when(v)) if v else None  # noqa: E731
     return gather.select(con, since=when(since), until=when(until), namespace=namespace,
