@@ -7,30 +7,14 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import orjson
 import pytest
-from click.testing import CliRunner
 from selenium.webdriver.common.by import By
 
-from ktrace.cli import cli
 from tests.infra.browser import leaving, offline_chromium, requested_urls
+from tests.report_data import ktrace as run, query
 
 EVIL = "<script>window.pwned=1</script>"
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(database, report) of `ktrace demo --db … --html …`."""
-    folder = tmp_path_factory.mktemp("report")
-    run("demo", "--db", str(folder / "demo.duckdb"), "--html", str(folder / "report.html"))
-    return folder / "demo.duckdb", folder / "report.html"
 
 
 @pytest.fixture(scope="module")
@@ -40,33 +24,25 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def page(demo, browser):
-    browser.get(demo[1].as_uri())
+def page(demo_report, browser):
+    browser.get(demo_report[1].as_uri())
     return browser
 
 
-def query(path: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-def test_nothing_leaves_the_page(demo, browser):
+def test_nothing_leaves_the_page(demo_report, browser):
     requested_urls(browser)  # drop what an earlier test asked for
-    browser.get(demo[1].as_uri())
+    browser.get(demo_report[1].as_uri())
     urls = requested_urls(browser)
-    assert demo[1].as_uri() in urls
+    assert demo_report[1].as_uri() in urls
     assert leaving(urls) == []
-    html = demo[1].read_text()
+    html = demo_report[1].read_text()
     assert "http://" not in html and "https://" not in html and "//cdn" not in html
 
 
-def test_findings_come_first_with_every_stuck_object_and_race(demo, page):
+def test_findings_come_first_with_every_stuck_object_and_race(demo_report, page):
     rows = page.find_elements(By.CSS_SELECTOR, "#findings tr.finding")
-    stuck = query(demo[0], "SELECT kind, name, top_cause FROM problems")
-    raced = query(demo[0], "SELECT pod FROM races WHERE verdict IN "
+    stuck = query(demo_report[0], "SELECT kind, name, top_cause FROM problems")
+    raced = query(demo_report[0], "SELECT pod FROM races WHERE verdict IN "
                            "('stopped_before_endpoint_off', 'within_margin')")
     shown = [r.text for r in rows if r.get_attribute("data-kind") == "stuck"]
     assert len(shown) == len(stuck) > 0
@@ -79,8 +55,8 @@ def test_findings_come_first_with_every_stuck_object_and_race(demo, page):
     assert sections[0] == "findings"
 
 
-def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo, page):
-    raced = query(demo[0], "SELECT uid, exposed_s FROM races "
+def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo_report, page):
+    raced = query(demo_report[0], "SELECT uid, exposed_s FROM races "
                            "WHERE verdict = 'stopped_before_endpoint_off'")
     assert raced
     for uid, exposed in raced:
@@ -90,13 +66,13 @@ def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo, page):
         assert float(window.get_attribute("data-exposed")) == pytest.approx(exposed, abs=1e-3)
         rect = window.find_element(By.CSS_SELECTOR, "rect")
         assert float(rect.get_attribute("width")) >= 1
-    quiet = query(demo[0], "SELECT uid FROM races WHERE verdict = 'ok'")
+    quiet = query(demo_report[0], "SELECT uid FROM races WHERE verdict = 'ok'")
     for (uid,) in quiet:
         assert page.find_elements(By.CSS_SELECTOR, f"#lane-{uid} .race") == []
 
 
-def test_the_finalizer_held_pods_show_their_hold(demo, page):
-    held = query(demo[0], "SELECT DISTINCT uid, finalizers FROM raw_events WHERE kind = 'Pod' "
+def test_the_finalizer_held_pods_show_their_hold(demo_report, page):
+    held = query(demo_report[0], "SELECT DISTINCT uid, finalizers FROM raw_events WHERE kind = 'Pod' "
                           "AND deletion_at IS NOT NULL AND len(finalizers) > 0")
     assert held
     for uid, finalizers in held:
@@ -105,8 +81,8 @@ def test_the_finalizer_held_pods_show_their_hold(demo, page):
         assert "held by" in hold.text
 
 
-def test_hatched_gaps_match_the_unseen_stretches(demo, page):
-    unseen = query(demo[0], "SELECT type, coalesce(topic, ''), start_at, end_at FROM gaps "
+def test_hatched_gaps_match_the_unseen_stretches(demo_report, page):
+    unseen = query(demo_report[0], "SELECT type, coalesce(topic, ''), start_at, end_at FROM gaps "
                             "WHERE category = 'unseen'")
     marks = page.find_elements(By.CSS_SELECTOR, "#recording .gap")
     drawn = sorted((m.get_attribute("data-gap-type"), m.get_attribute("data-topic"),
@@ -118,15 +94,15 @@ def test_hatched_gaps_match_the_unseen_stretches(demo, page):
     assert {g.get_attribute("data-gap-type") for g in lane_gaps} <= {u[0] for u in unseen}
 
 
-def test_clicking_a_mark_opens_its_evidence(demo, page, tmp_path: Path):
-    uid, evidence = query(demo[0], "SELECT uid, evidence FROM races "
+def test_clicking_a_mark_opens_its_evidence(demo_report, page, tmp_path: Path):
+    uid, evidence = query(demo_report[0], "SELECT uid, evidence FROM races "
                                    "WHERE verdict = 'stopped_before_endpoint_off' LIMIT 1")[0]
     page.find_element(By.CSS_SELECTOR, f"#lane-{uid}").location_once_scrolled_into_view
     page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .race rect").click()
     panel = page.find_element(By.ID, "details")
     assert panel.is_displayed()
     kind, name, rv, topic, partition, offset = query(
-        demo[0], f"SELECT kind, name, resource_version, topic, partition, \"offset\" "
+        demo_report[0], f"SELECT kind, name, resource_version, topic, partition, \"offset\" "
                  f"FROM raw_events WHERE event_id = {int(evidence[1])}")[0]
     assert name in page.find_element(By.ID, "details-title").text
     fields = dict(row.text.split(" ", 1) for row in

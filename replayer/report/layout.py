@@ -121,9 +121,14 @@ def _groups(inc: Incident, flagged: set[str]) -> list[dict[str, Any]]:
 
 
 def _pod_span(pod: Row, inc: Incident) -> list[datetime]:
+    """What a group's scale must show of a pod: its steps and grace deadline, and — for a
+    pod still stuck at the end — up to the end of the data. A pod simply still running
+    does not stretch the scale: its bars run off the right edge."""
     steps = inc.steps.get(pod["uid"], [])
-    first = min([s["time"] for s in steps] + ([pod["created_at"]] if pod["created_at"] else []))
-    return [first, pod_end(pod, steps, inc.selection.end)]
+    times = [s["time"] for s in steps] + [pod["created_at"], pod["deadline_at"]]
+    if any(p["uid"] == pod["uid"] for p in inc.problems):
+        times.append(pod_end(pod, steps, inc.selection.end))
+    return [t for t in times if t is not None]
 
 
 def _revision(name: str | None, pods: list[Row], inc: Incident, flagged: set[str],

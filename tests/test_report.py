@@ -1,0 +1,71 @@
+"""`ktrace report` without a browser: the Perfetto trace's structure, the filters, and the
+errors (the HTML in a real browser: tests/test_report_browser.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ktrace.cli import cli
+from tests.report_data import ktrace, query
+
+
+def test_the_perfetto_trace_has_one_track_per_pod_of_complete_ordered_slices(
+        demo_report: tuple[Path, Path], tmp_path: Path):
+    db = demo_report[0]
+    ktrace("report", "--db", str(db), "--perfetto", str(tmp_path / "trace.json"))
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    events = trace["traceEvents"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    pods = query(db, "SELECT DISTINCT namespace || '/' || pod FROM pod_transitions")
+    assert sorted(tracks.values()) == sorted(p for (p,) in pods)
+    assert {e["ph"] for e in events} == {"M", "X"}
+    slices = defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            slices[(e["pid"], e["tid"])].append(e)
+    assert set(slices) == set(tracks)
+    steps = {s for (s,) in query(db, "SELECT DISTINCT step FROM pod_transitions")}
+    for track, seq in slices.items():
+        assert all(e["dur"] >= 0 and e["name"] in steps for e in seq)
+        assert [e["ts"] for e in seq] == sorted(e["ts"] for e in seq), tracks[track]
+        assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(seq, seq[1:]))
+    counts = dict(query(db, "SELECT namespace || '/' || pod, count(*) FROM pod_transitions "
+                            "GROUP BY ALL"))
+    assert {tracks[t]: len(seq) for t, seq in slices.items()} == counts
+
+
+def test_a_deployment_and_a_namespace_narrow_the_report(demo_report, tmp_path: Path):
+    db, html = str(demo_report[0]), tmp_path / "web.html"
+    ktrace("report", "--db", db, "-n", "race", "--pod", "deploy/web", "--html", str(html))
+    lanes = set(re.findall(r'id="lane-([^"]+)"', html.read_text()))
+    expected = {u for (u,) in query(demo_report[0], "SELECT uid FROM pod_lifecycle "
+                                                   "WHERE namespace = 'race'")}
+    assert lanes == expected and lanes
+
+
+def test_a_window_keeps_only_pods_with_a_step_inside_it(demo_report, tmp_path: Path):
+    db, html = demo_report[0], tmp_path / "late.html"
+    since = query(db, "SELECT max(time) - INTERVAL 30 SECOND FROM pod_transitions")[0][0]
+    ktrace("report", "--db", str(db), "--since", since.isoformat() + "Z", "--html", str(html))
+    lanes = set(re.findall(r'id="lane-([^"]+)"', html.read_text()))
+    expected = {u for (u,) in query(db, "SELECT uid FROM pod_transitions GROUP BY uid "
+                                        f"HAVING max(time) >= TIMESTAMP '{since}'")}
+    assert lanes == expected and 0 < len(lanes) < len(
+        query(db, "SELECT DISTINCT uid FROM pod_transitions"))
+
+
+def test_report_needs_an_output_and_a_database(tmp_path: Path):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["report", "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 2 and "--html FILE and/or --perfetto FILE" in result.output
+    result = runner.invoke(cli, ["report", "--db", str(tmp_path / "none.duckdb"),
+                                 "--html", str(tmp_path / "r.html")])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: no database at ")
+    assert not (tmp_path / "r.html").exists()
