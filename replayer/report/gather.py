@@ -115,7 +115,9 @@ def pods(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
         LEFT JOIN (SELECT DISTINCT o.uid, o.owner_uid FROM owner_refs o WHERE o.controller) po
                ON po.uid = l.uid
         LEFT JOIN rs_owner w ON w.rs_uid = po.owner_uid
-        ORDER BY l.namespace, workload, revision NULLS FIRST, l.created_at, l.pod""",
+        ORDER BY l.namespace, workload,
+                 min(l.created_at) OVER (PARTITION BY l.namespace, workload, revision),
+                 revision NULLS FIRST, l.created_at, l.pod""",
         [sel.uids])
 
 
