@@ -43,7 +43,7 @@ def test_findings_come_first_with_every_stuck_object_and_race(demo_report, page)
     rows = page.find_elements(By.CSS_SELECTOR, "#findings tr.finding")
     stuck = query(demo_report[0], "SELECT kind, name, top_cause FROM problems")
     raced = query(demo_report[0], "SELECT pod FROM races WHERE verdict IN "
-                           "('stopped_before_endpoint_off', 'within_margin')")
+                                  "('stopped_before_endpoint_off', 'within_margin')")
     shown = [r.text for r in rows if r.get_attribute("data-kind") == "stuck"]
     assert len(shown) == len(stuck) > 0
     for kind, name, cause in stuck:
@@ -57,7 +57,7 @@ def test_findings_come_first_with_every_stuck_object_and_race(demo_report, page)
 
 def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo_report, page):
     raced = query(demo_report[0], "SELECT uid, exposed_s FROM races "
-                           "WHERE verdict = 'stopped_before_endpoint_off'")
+                                  "WHERE verdict = 'stopped_before_endpoint_off'")
     assert raced
     for uid, exposed in raced:
         window = page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .race")
@@ -73,7 +73,7 @@ def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo_report, 
 
 def test_the_finalizer_held_pods_show_their_hold(demo_report, page):
     held = query(demo_report[0], "SELECT DISTINCT uid, finalizers FROM raw_events WHERE kind = 'Pod' "
-                          "AND deletion_at IS NOT NULL AND len(finalizers) > 0")
+                                 "AND deletion_at IS NOT NULL AND len(finalizers) > 0")
     assert held
     for uid, finalizers in held:
         hold = page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .hold")
@@ -83,7 +83,7 @@ def test_the_finalizer_held_pods_show_their_hold(demo_report, page):
 
 def test_hatched_gaps_match_the_unseen_stretches(demo_report, page):
     unseen = query(demo_report[0], "SELECT type, coalesce(topic, ''), start_at, end_at FROM gaps "
-                            "WHERE category = 'unseen'")
+                                   "WHERE category = 'unseen'")
     marks = page.find_elements(By.CSS_SELECTOR, "#recording .gap")
     drawn = sorted((m.get_attribute("data-gap-type"), m.get_attribute("data-topic"),
                     datetime.fromisoformat(m.get_attribute("data-start")),
@@ -96,7 +96,7 @@ def test_hatched_gaps_match_the_unseen_stretches(demo_report, page):
 
 def test_clicking_a_mark_opens_its_evidence(demo_report, page, tmp_path: Path):
     uid, evidence = query(demo_report[0], "SELECT uid, evidence FROM races "
-                                   "WHERE verdict = 'stopped_before_endpoint_off' LIMIT 1")[0]
+                                          "WHERE verdict = 'stopped_before_endpoint_off' LIMIT 1")[0]
     page.find_element(By.CSS_SELECTOR, f"#lane-{uid}").location_once_scrolled_into_view
     page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .race rect").click()
     panel = page.find_element(By.ID, "details")
