@@ -6,8 +6,9 @@ series) are written here, on the typed tables."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import duckdb
@@ -48,7 +49,15 @@ class Incident:
     unseen: list[Row]
     rollouts: list[Row]
     replica_series: dict[str, list[Row]]
-    evidence: dict[int, Row] = field(default_factory=dict)
+
+    @cached_property
+    def races_by_uid(self) -> dict[str, list[Row]]:
+        return _by_uid(self.races)
+
+    @cached_property
+    def top_causes(self) -> dict[str, str]:
+        """The top cause of each stuck object, by uid."""
+        return {p["uid"]: p["top_cause"] for p in self.problems}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[Row]:

@@ -33,7 +33,7 @@ def lane(pod: Row, inc: Incident, scale: Scale) -> dict[str, Any]:
     runs = inc.containers.get(uid, [])
     names = list(dict.fromkeys(r["name"] for r in runs)) or ["containers"]
     rows = ["object", "endpoint", *names]
-    node_matters = any(p["uid"] == uid and p["top_cause"] in NODE_CAUSES for p in inc.problems)
+    node_matters = inc.top_causes.get(uid) in NODE_CAUSES
     if node_matters:
         rows.append(f"node {pod['node'] or ''}".strip())
     marks = [*_object_marks(pod, steps, end, inc, scale),
@@ -171,8 +171,8 @@ def _container_marks(pod: Row, steps: list[Row], runs: list[Row], names: list[st
 
 def _race_marks(uid: str, inc: Incident, containers: int, scale: Scale) -> list[Mark]:
     marks = []
-    for race in inc.races:
-        if race["uid"] != uid or race["verdict"] not in RACE_VERDICTS:
+    for race in inc.races_by_uid.get(uid, []):
+        if race["verdict"] not in RACE_VERDICTS:
             continue
         since, until = sorted([race["containers_stopped_at"], race["endpoint_off_at"]])
         x, w = scale.span(since, until)

@@ -1,8 +1,8 @@
 """The report's page model: findings first, the recording's own lane, lane groups per
 workload and revision, rollout charts. Plain dicts and lists for the template.
 
-Large incidents stay small: every pod with a finding is drawn; of the others, at most
-``MAX_QUIET_LANES`` per revision are, and the rest are counted in one summary row."""
+Large incidents stay small: pods with findings are drawn first, a few others per revision
+after them (``_drawn_pods``), and the rest are counted in one line per revision."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from replayer.report.scale import Scale, clock, duration
 
 PLOT_WIDTH = 900
 CHART_HEIGHT = 80
-MAX_QUIET_LANES = 12
+#: Lane budget: a report of thousands of pods stays a few MB (the rest are counted).
+MAX_FLAGGED_LANES = 300
+MAX_QUIET_LANES = 3
+MAX_QUIET_TOTAL = 60
 #: Groups with more pods than this start collapsed.
 OPEN_GROUP_PODS = 30
 
@@ -25,8 +28,8 @@ def page(inc: Incident) -> dict[str, Any]:
     flagged = _flagged_pods(inc)
     return {"header": _header(inc), "findings": findings(inc),
             "recording": _recording_lane(inc),
-            "groups": _groups(inc, flagged), "rollouts": _rollout_charts(inc),
-            "evidence": inc.evidence}
+            "groups": _groups(inc, flagged, _drawn_pods(inc, flagged)),
+            "rollouts": _rollout_charts(inc)}
 
 
 def _header(inc: Incident) -> dict[str, Any]:
@@ -36,11 +39,33 @@ def _header(inc: Incident) -> dict[str, Any]:
                         "length": duration(g["seconds"])} for g in inc.unseen]}
 
 
-def _flagged_pods(inc: Incident) -> set[str]:
-    """Pods with a finding: stuck, raced, held, slow, or hit by an unseen stretch."""
-    return ({p["uid"] for p in inc.problems} | set(inc.holds)
-            | {r["uid"] for r in inc.races if r["verdict"] in RACE_VERDICTS}
-            | {s["uid"] for s in inc.slow_steps if s["uid"]})
+def _flagged_pods(inc: Incident) -> dict[str, int]:
+    """Pods with a finding, by how much it matters (lower first): stuck, raced, held by a
+    finalizer, slow or hidden by an unseen stretch."""
+    ranks: dict[str, int] = {}
+    for rank, uids in enumerate([
+            inc.top_causes, [r["uid"] for r in inc.races if r["verdict"] in RACE_VERDICTS],
+            inc.holds, [s["uid"] for s in inc.slow_steps if s["uid"]]]):
+        for uid in uids:
+            ranks.setdefault(uid, rank)
+    return ranks
+
+
+def _drawn_pods(inc: Incident, flagged: dict[str, int]) -> set[str]:
+    """Which pods get a lane: those with findings first (at most ``MAX_FLAGGED_LANES``),
+    then up to ``MAX_QUIET_LANES`` others per revision while ``MAX_QUIET_TOTAL`` allows."""
+    loud = sorted((p for p in inc.pods if p["uid"] in flagged), key=lambda p: flagged[p["uid"]])
+    drawn = {p["uid"] for p in loud[:MAX_FLAGGED_LANES]}
+    per_revision: dict[tuple, int] = defaultdict(int)
+    quiet = 0
+    for pod in inc.pods:
+        key = (pod["namespace"], pod["workload"], pod["revision"])
+        if pod["uid"] in flagged or per_revision[key] >= MAX_QUIET_LANES or quiet >= MAX_QUIET_TOTAL:
+            continue
+        per_revision[key] += 1
+        quiet += 1
+        drawn.add(pod["uid"])
+    return drawn
 
 
 def findings(inc: Incident) -> list[dict[str, Any]]:
@@ -101,7 +126,7 @@ def _recording_lane(inc: Incident) -> dict[str, Any]:
     return {"rows": topics, "marks": marks, "ticks": scale.ticks(), "width": PLOT_WIDTH}
 
 
-def _groups(inc: Incident, flagged: set[str]) -> list[dict[str, Any]]:
+def _groups(inc: Incident, flagged: dict[str, int], drawn: set[str]) -> list[dict[str, Any]]:
     by_group: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for pod in inc.pods:
         by_group[(pod["namespace"], pod["workload"])].append(pod)
@@ -115,7 +140,7 @@ def _groups(inc: Incident, flagged: set[str]) -> list[dict[str, Any]]:
                        "flagged": sum(p["uid"] in flagged for p in pods),
                        "open": len(pods) <= OPEN_GROUP_PODS,
                        "ticks": scale.ticks(), "width": PLOT_WIDTH,
-                       "revisions": [_revision(rev, rs_pods, inc, flagged, scale)
+                       "revisions": [_revision(rev, rs_pods, inc, drawn, scale)
                                      for rev, rs_pods in revisions.items()]})
     return groups
 
@@ -126,28 +151,30 @@ def _pod_span(pod: Row, inc: Incident) -> list[datetime]:
     does not stretch the scale: its bars run off the right edge."""
     steps = inc.steps.get(pod["uid"], [])
     times = [s["time"] for s in steps] + [pod["created_at"], pod["deadline_at"]]
-    if any(p["uid"] == pod["uid"] for p in inc.problems):
+    if pod["uid"] in inc.top_causes:
         times.append(pod_end(pod, steps, inc.selection.end))
     return [t for t in times if t is not None]
 
 
-def _revision(name: str | None, pods: list[Row], inc: Incident, flagged: set[str],
+def _revision(name: str | None, pods: list[Row], inc: Incident, drawn: set[str],
               scale: Scale) -> dict[str, Any]:
-    loud = [p for p in pods if p["uid"] in flagged]
-    quiet = [p for p in pods if p["uid"] not in flagged]
-    drawn = loud + quiet[:MAX_QUIET_LANES]
-    return {"name": name, "lanes": [lane(p, inc, scale) for p in drawn],
-            "not_drawn": len(pods) - len(drawn)}
+    lanes = [lane(p, inc, scale) for p in pods if p["uid"] in drawn]
+    return {"name": name, "lanes": lanes, "not_drawn": len(pods) - len(lanes)}
 
 
 def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
     """Per Deployment: a step line of ready pods per revision, desired, pods terminating,
     and capacity dips shaded."""
     charts = []
+    pods_of: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    rollouts_of: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for rollout in inc.rollouts:
+        rollouts_of[(rollout["namespace"], rollout["deployment"])].append(rollout)
+    for pod in inc.pods:
+        pods_of[(pod["namespace"], pod["workload"])].append(pod)
     for key, series in inc.replica_series.items():
         namespace, deployment = key.split("/", 1)
-        pods = [p for p in inc.pods if p["namespace"] == namespace
-                and p["workload"] == f"Deployment/{deployment}"]
+        pods = pods_of[(namespace, f"Deployment/{deployment}")]
         dips = [d for d in inc.capacity_dips if d["namespace"] == namespace
                 and d["deployment"] == deployment]
         terminating = _terminating_steps(pods)
@@ -167,8 +194,7 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         charts.append({"id": f"rollout-{namespace}-{deployment}", "namespace": namespace,
                        "deployment": deployment, "lines": lines, "top": top,
                        "height": CHART_HEIGHT, "width": PLOT_WIDTH, "ticks": scale.ticks(),
-                       "revisions": [r for r in inc.rollouts if r["namespace"] == namespace
-                                     and r["deployment"] == deployment],
+                       "revisions": rollouts_of.get((namespace, deployment), []),
                        "dips": [{"x": scale.span(d["start_at"], d["end_at"] or scale.end)[0],
                                  "w": scale.span(d["start_at"], d["end_at"] or scale.end)[1],
                                  "tip": f"{d['min_ready']} of {d['desired']} ready for "
