@@ -1,5 +1,5 @@
 """Option sets shared by commands: Kafka connection (TLS/SASL), the source to read, and
-redaction."""
+redaction, and where to write the HTML report."""
 
 from __future__ import annotations
 
@@ -128,3 +128,10 @@ class AgeType(click.ParamType):
         if seconds <= 0:
             self.fail(f"{value!r} must be more than 0", param, ctx)
         return seconds
+
+
+def html_option(func: Callable) -> Callable:
+    """--html FILE (``html_path``): also write the incident report there."""
+    return click.option("--html", "html_path", type=click.Path(dir_okay=False, writable=True),
+                        help="Also write the incident report here: one self-contained, "
+                             "offline HTML file (see docs/report.md).")(func)

@@ -11,6 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ktrace.cli import cli
+from ktrace.commands.replay import demo_recording
 from tests.report_data import ktrace, query
 
 
@@ -69,3 +70,13 @@ def test_report_needs_an_output_and_a_database(tmp_path: Path):
     assert result.exit_code == 1
     assert result.output.startswith("Error: no database at ")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_incident_draws_the_window_it_loaded(tmp_path: Path):
+    html = tmp_path / "incident.html"
+    ktrace("incident", demo_recording(), "--since", "2026-11-30T07:11:35Z",
+           "--until", "2026-11-30T07:11:45Z", "-n", "graceful", "--html", str(html))
+    text = html.read_text()
+    lanes = re.findall(r'data-pod="([^"]+)" data-namespace="([^"]+)"', text)
+    assert lanes and {ns for _, ns in lanes} == {"graceful"}
+    assert all(pod.startswith("web-") for pod, _ in lanes)

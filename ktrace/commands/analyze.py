@@ -11,9 +11,8 @@ from typing import Any, Callable
 import click
 import orjson
 
-from ktrace.commands.report import html_option, write_html_of
 from ktrace.commands.topics import open_source, require_topics
-from ktrace.options import kafka_options
+from ktrace.options import html_option, kafka_options
 from ktrace.output import output_option, print_rows
 from replayer import db
 from replayer.analyses.evidence import evidence as show_evidence
@@ -28,6 +27,7 @@ from replayer.analyses.stuck import (DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PEND
 from replayer.analyses.timeline import timeline as pod_timeline
 from replayer.loader import RecordFilter
 from replayer.replay import Summary, replay as run_replay
+from replayer.report.files import write_reports
 from replayer.when import parse_when, to_timestamp
 from schemas.errors import KtraceError
 from schemas.kafka_settings import KafkaSettings
@@ -304,5 +304,4 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
             con.close()
             src.close()
         if html_path:
-            write_html_of(path, html_path, namespace=namespace)
-
+            write_reports(path, html=html_path, namespace=namespace)

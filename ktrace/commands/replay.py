@@ -16,15 +16,15 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ktrace.commands.topics import open_source, require_topics
-from ktrace.options import kafka_options, redaction_options
+from ktrace.options import html_option, kafka_options, redaction_options
 from ktrace.output import output_option
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
                                      refuse_existing, window)
-from ktrace.commands.report import html_option, write_html_of
 from replayer import db
 from replayer.analyses.report import findings
 from replayer.loader import LoadStats, RecordFilter
 from replayer.replay import Summary, follow as run_follow, import_captures, replay as run_replay
+from replayer.report.files import write_reports
 from replayer.sources.locallog import LocalLogSource
 from schemas.errors import KtraceError
 from schemas.redaction import Redactor
@@ -202,4 +202,4 @@ def demo(db_path: str | None, rebuild: bool, output: str, html_path: str | None)
         finally:
             con.close()
         if html_path:
-            write_html_of(path, html_path)
+            write_reports(path, html=html_path)

@@ -4,53 +4,23 @@ trace, from a database alone."""
 from __future__ import annotations
 
 import click
-import duckdb
-import orjson
 
-from replayer import db
-from replayer.report import collect, gather
-from replayer.report.html import render
-from replayer.report.perfetto import trace
+from ktrace.commands.analyze import db_option, namespace_option
+from ktrace.options import html_option
+from replayer.report.files import write_reports
 from replayer.when import parse_when, to_timestamp
 
 
-def html_option(func):
-    return click.option("--html", "html_path", type=click.Path(dir_okay=False, writable=True),
-                        help="Also write the incident report here: one self-contained, "
-                             "offline HTML file.")(func)
-
-
-def write_html(con: duckdb.DuckDBPyConnection, path: str, *, namespace: str | None = None,
-               since: str | None = None, until: str | None = None,
-               targets: tuple[str, ...] = ()) -> None:
-    sel = _selection(con, namespace, since, until, targets)
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(render(con, sel))
-    click.echo(f"report: {path} ({len(sel.uids)} pods)", err=True)
-
-
-def write_html_of(db_path: str, path: str, *, namespace: str | None = None) -> None:
-    """The report of a database just loaded (demo, incident): reopened read-only, as
-    every analysis reads it."""
-    con = db.open_readonly(db_path)
-    try:
-        write_html(con, path, namespace=namespace)
-    finally:
-        con.close()
-
-
-def _selection(con, namespace, since, until, targets) -> gather.Selection:
-    when = lambda v: to_timestamp(parse_when(v)) if v else None  # noqa: E731
-    return gather.select(con, since=when(since), until=when(until), namespace=namespace,
-                         targets=targets)
+def _when(value: str | None):
+    return to_timestamp(parse_when(value)) if value else None
 
 
 @click.command()
-@click.option("--db", "db_path", default="ktrace.duckdb", show_default=True, envvar="KTRACE_DB",
-              type=click.Path(dir_okay=False), help="The replay database (DuckDB file).")
-@click.option("--since", help="Window start (RFC 3339 or a duration: 2h; default: the data's start).")
+@db_option
+@click.option("--since", help="Window start (RFC 3339 or a duration: 2h; default: the "
+                              "data's start).")
 @click.option("--until", help="Window end (default: the data's end).")
-@click.option("-n", "--namespace", help="Only this namespace.")
+@namespace_option
 @click.option("--pod", "targets", multiple=True, metavar="POD | deploy/NAME",
               help="Only these pods or Deployments' pods (repeatable).")
 @html_option
@@ -64,15 +34,8 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
     --perfetto writes a trace for ui.perfetto.dev or chrome://tracing."""
     if not html_path and not perfetto_path:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
-    con = db.open_readonly(db_path)
-    try:
-        if html_path:
-            write_html(con, html_path, namespace=namespace, since=since, until=until,
-                       targets=targets)
-        if perfetto_path:
-            sel = _selection(con, namespace, since, until, targets)
-            with open(perfetto_path, "wb") as out:
-                out.write(orjson.dumps(trace(collect(con, sel))))
-            click.echo(f"trace: {perfetto_path} ({len(sel.uids)} pods)", err=True)
-    finally:
-        con.close()
+    sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since),
+                        until=_when(until), namespace=namespace, targets=targets)
+    for path in (html_path, perfetto_path):
+        if path:
+            click.echo(f"wrote {path} ({len(sel.uids)} pods)", err=True)
