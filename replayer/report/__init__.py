@@ -16,7 +16,7 @@ def collect(con: duckdb.DuckDBPyConnection, sel: Selection) -> Incident:
         selection=sel, header=gather.header(con, sel), pods=gather.pods(con, sel),
         steps=gather.steps(con, sel), endpoints=gather.endpoints(con, sel),
         containers=gather.containers(con, sel), holds=gather.finalizer_holds(con, sel),
-        races=gather.races(con, sel), race_summary=gather.race_summary(con, sel),
+        races=gather.races(con, sel),
         problems=gather.problems(con, sel), capacity_dips=gather.capacity_dips(con, sel),
         slow_steps=gather.gaps(con, sel, ["slow", "unknown"]),
         unseen=gather.gaps(con, sel, ["unseen"]), rollouts=gather.rollouts(con, sel),

@@ -21,12 +21,13 @@ def write_reports(db_path: str, *, html: str | None = None, perfetto: str | None
     try:
         sel = gather.select(con, since=since, until=until, namespace=namespace, targets=targets)
         if html:
-            text = render(con, sel)
+            text = render(con, collect(con, sel))
             with open(html, "w", encoding="utf-8") as out:
                 out.write(text)
         if perfetto:
+            events = trace(gather.pods(con, sel), gather.steps(con, sel))
             with open(perfetto, "wb") as out:
-                out.write(orjson.dumps(trace(collect(con, sel))))
+                out.write(orjson.dumps(events))
         return sel
     finally:
         con.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from replayer.analyses.races import DEFAULT_MARGIN_S, race_summary as summarise_races
+from replayer.analyses.races import DEFAULT_MARGIN_S
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
@@ -42,7 +42,6 @@ class Incident:
     containers: dict[str, list[Row]]
     holds: dict[str, list[Row]]
     races: list[Row]
-    race_summary: list[Row]
     problems: list[Row]
     capacity_dips: list[Row]
     slow_steps: list[Row]
@@ -192,14 +191,15 @@ def finalizer_holds(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str,
 
 
 def races(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
+    """The ``races`` rows of the selected pods, each with its namespace's suggested preStop
+    (what ``race_summary_with`` says, computed in the same pass over every pod)."""
     return _rows(con, f"""
-        SELECT r.* FROM races_with(?) r JOIN ({SELECTED}) s USING (uid)
-        ORDER BY r.namespace, r.deletion_requested_at, r.pod""", [DEFAULT_MARGIN_S, sel.uids])
-
-
-def race_summary(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
-    names, rows = summarise_races(con, namespace=sel.namespace)
-    return [dict(zip(names, r)) for r in rows]
+        SELECT r.* FROM (
+            SELECT *, suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99)
+                          OVER (PARTITION BY namespace), ?) AS suggested_prestop_s
+            FROM races_with(?)) r JOIN ({SELECTED}) s USING (uid)
+        ORDER BY r.namespace, r.deletion_requested_at, r.pod""",
+                 [DEFAULT_MARGIN_S, DEFAULT_MARGIN_S, sel.uids])
 
 
 def problems(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:

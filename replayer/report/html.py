@@ -10,8 +10,8 @@ from typing import Any
 import duckdb
 import jinja2
 
-from replayer.report import collect, gather, layout
-from replayer.report.gather import Selection
+from replayer.report import gather, layout
+from replayer.report.gather import Incident
 from replayer.report.scale import clock
 
 
@@ -47,8 +47,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def render(con: duckdb.DuckDBPyConnection, sel: Selection) -> str:
-    page = layout.page(collect(con, sel))
+def render(con: duckdb.DuckDBPyConnection, inc: Incident) -> str:
+    """The page of ``inc``, with the evidence records its marks and findings name."""
+    page = layout.page(inc)
     page["evidence"] = {str(k): {f: _plain(v) for f, v in record.items()}
                         for k, record in gather.evidence(con, evidence_ids(page)).items()}
     return _environment().get_template("report.html.j2").render(**page)

@@ -62,37 +62,11 @@ def _step_tip(step: Row) -> str:
 
 def _object_marks(pod: Row, steps: list[Row], end: datetime, inc: Incident,
                   scale: Scale) -> list[Mark]:
-    marks: list[Mark] = []
     at = {s["step"]: s for s in steps}
-    first = steps[0]["time"] if steps else pod["created_at"]
-    created = pod["created_at"] or first
-    recording_start = inc.header["first"]
-    if created and recording_start and created < recording_start:
-        x, w = scale.span(created, min(recording_start, end))
-        marks.append(_mark("before-recording", OBJECT_ROW, x, "before the recording started",
-                           f"created {clock(created)} UTC, before the recording started at "
-                           f"{clock(recording_start)}: steps here are derived", None, w))
-    phases = [("pending", created, (at.get("running") or at.get("deletion_requested") or {})
-               .get("time", end)),
-              ("running", (at.get("running") or {}).get("time"),
-               (at.get("deletion_requested") or {}).get("time", end)),
-              ("terminating", pod["deletion_requested_at"], end)]
-    for kind, since, until in phases:
-        if since and until and until >= since:
-            x, w = scale.span(since, until)
-            marks.append(_mark(f"phase-{kind}", OBJECT_ROW, x, "",
-                               f"{kind} {clock(since)} → {clock(until)} "
-                               f"({duration((until - since).total_seconds())})", None, w))
-    for hold in inc.holds.get(pod["uid"], []):
-        until = hold["until_at"] or end
-        x, w = scale.span(hold["since_at"], until)
-        held = duration((until - hold["since_at"]).total_seconds())
-        names = ", ".join(hold["finalizers"])
-        marks.append(_mark("hold", OBJECT_ROW, x, f"held by {names} {held}",
-                           f"finalizers {names} held the deletion from "
-                           f"{clock(hold['since_at'])} for {held}"
-                           + ("" if hold["until_at"] else " (still held at the end of the data)"),
-                           hold["event_id"], w, held_s=(until - hold["since_at"]).total_seconds()))
+    created = pod["created_at"] or (steps[0]["time"] if steps else None)
+    marks = [*_phase_marks(pod, at, created, end, scale),
+             *_before_recording(created, inc.header["first"], end, scale),
+             *_hold_marks(inc.holds.get(pod["uid"], []), end, scale)]
     for step in steps:
         if step["step"] in ("in_endpoints", "endpoint_not_ready", "endpoint_removed",
                             "pulling", "pulled", "restarted", "killing"):
@@ -106,6 +80,50 @@ def _object_marks(pod: Row, steps: list[Row], end: datetime, inc: Incident,
                            f"(deletion requested + {pod['grace_s']} s)",
                            (at.get("deletion_requested") or {}).get("evidence_event_id"),
                            rows=99))
+    return marks
+
+
+def _phase_marks(pod: Row, at: dict[str, Row], created: datetime | None, end: datetime,
+                 scale: Scale) -> list[Mark]:
+    """pending (created → running), running (→ deletion requested), terminating (→ end)."""
+    requested = (at.get("deletion_requested") or {}).get("time", end)
+    running = (at.get("running") or {}).get("time")
+    phases = [("pending", created, running or requested), ("running", running, requested),
+              ("terminating", pod["deletion_requested_at"], end)]
+    marks = []
+    for kind, since, until in phases:
+        if since and until and until >= since:
+            x, w = scale.span(since, until)
+            marks.append(_mark(f"phase-{kind}", OBJECT_ROW, x, "",
+                               f"{kind} {clock(since)} → {clock(until)} "
+                               f"({duration((until - since).total_seconds())})", None, w))
+    return marks
+
+
+def _before_recording(created: datetime | None, recording_start: datetime | None,
+                      end: datetime, scale: Scale) -> list[Mark]:
+    """A pod created before the recording began: nothing was missed, nothing was seen."""
+    if not (created and recording_start and created < recording_start):
+        return []
+    x, w = scale.span(created, min(recording_start, end))
+    return [_mark("before-recording", OBJECT_ROW, x,
+                  "before the recording started" if w > 150 else "",
+                  f"created {clock(created)} UTC, before the recording started at "
+                  f"{clock(recording_start)}: steps here are derived", None, w)]
+
+
+def _hold_marks(holds: list[Row], end: datetime, scale: Scale) -> list[Mark]:
+    marks = []
+    for hold in holds:
+        until = hold["until_at"] or end
+        held_s = (until - hold["since_at"]).total_seconds()
+        x, w = scale.span(hold["since_at"], until)
+        names = ", ".join(hold["finalizers"])
+        marks.append(_mark("hold", OBJECT_ROW, x, f"held by {names} {duration(held_s)}",
+                           f"finalizers {names} held the deletion from "
+                           f"{clock(hold['since_at'])} for {duration(held_s)}"
+                           + ("" if hold["until_at"] else " (still held at the end of the data)"),
+                           hold["event_id"], w, held_s=held_s))
     return marks
 
 
@@ -123,49 +141,55 @@ def _endpoint_marks(stretches: list[Row], end: datetime, scale: Scale) -> list[M
 
 def _container_marks(pod: Row, steps: list[Row], runs: list[Row], names: list[str],
                      end: datetime, scale: Scale) -> list[Mark]:
-    marks: list[Mark] = []
     row_of = {n: ENDPOINT_ROW + 1 + i for i, n in enumerate(names)}
+    marks = [m for run in runs for m in _run_marks(run, row_of[run["name"]], end, scale)]
+    return marks + _stop_marks(pod, steps, row_of[names[0]], end, scale)
+
+
+def _run_marks(run: Row, row: int, end: datetime, scale: Scale) -> list[Mark]:
+    """One run of a container (the kubelet's clock, 1 s) and how it exited."""
+    x, w = scale.span(run["started_at"], run["finished_at"] or end)
+    marks = [_mark("run", row, x, "", f"{run['name']} ran {clock(run['started_at'])} → "
+                   f"{clock(run['finished_at'])} (kubelet clock, 1 s)", run["started_event_id"], w)]
+    if run["finished_at"] is not None:
+        code = run["exit_code"]
+        marks.append(_mark("exit", row, scale.x(run["finished_at"]), f"exit {code}",
+                           f"{run['name']} exited {code} ({run['reason'] or '?'}) at "
+                           f"{clock(run['finished_at'])}", run["finished_event_id"], code=code))
+    return marks
+
+
+def _stop_marks(pod: Row, steps: list[Row], row: int, end: datetime,
+                scale: Scale) -> list[Mark]:
+    """Pulls, restarts, SIGTERM (the Killing Event), the preStop hook and SIGKILL at the
+    deadline, on the first container's sub-lane."""
     at = {s["step"]: s for s in steps}
+    marks = []
     if "pulling" in at:
         pulled = at.get("pulled", at["pulling"])
         x, w = scale.span(at["pulling"]["time"], pulled["time"])
-        marks.append(_mark("pull", row_of[names[0]], x, "pull", _step_tip(pulled),
+        marks.append(_mark("pull", row, x, "pull", _step_tip(pulled),
                            pulled["evidence_event_id"], w))
-    for run in runs:
-        row = row_of[run["name"]]
-        until = run["finished_at"] or end
-        x, w = scale.span(run["started_at"], until)
-        marks.append(_mark("run", row, x, "", f"{run['name']} ran {clock(run['started_at'])} → "
-                           f"{clock(run['finished_at'])} (kubelet clock, 1 s)",
-                           run["started_event_id"], w))
-        if run["finished_at"] is not None:
-            code = run["exit_code"]
-            marks.append(_mark("exit", row, scale.x(run["finished_at"]), f"exit {code}",
-                               f"{run['name']} exited {code} ({run['reason'] or '?'}) at "
-                               f"{clock(run['finished_at'])}", run["finished_event_id"],
-                               code=code))
-    first_row = row_of[names[0]]
     for step in steps:
         if step["step"] == "restarted":
-            marks.append(_mark("restart", first_row, scale.x(step["time"]), "restart",
-                               _step_tip(step), step["evidence_event_id"]))
+            marks.append(_mark("restart", row, scale.x(step["time"]), "", _step_tip(step),
+                               step["evidence_event_id"]))
         if step["step"] == "killing":
-            marks.append(_mark("sigterm", first_row, scale.x(step["time"]), "SIGTERM",
+            marks.append(_mark("sigterm", row, scale.x(step["time"]), "SIGTERM",
                                "the kubelet's Killing Event: " + _step_tip(step),
                                step["evidence_event_id"]))
-    requested = at.get("deletion_requested")
+    requested, stopped = at.get("deletion_requested"), at.get("containers_stopped")
     if pod["has_prestop"] and requested:
-        until = pod["deadline_at"] or end
-        stopped = at.get("containers_stopped")
-        until = min(until, stopped["time"]) if stopped else min(until, end)
+        until = min(pod["deadline_at"] or end, stopped["time"] if stopped else end)
         x, w = scale.span(requested["time"], until)
-        marks.append(_mark("prestop", first_row, x, "preStop",
-                           "the pod has a preStop hook: it runs from the deletion request until "
-                           "it returns or the grace period ends", requested["evidence_event_id"], w))
+        marks.append(_mark("prestop", row, x, "preStop",
+                           "the pod has a preStop hook: it runs from the deletion request "
+                           "until it returns or the grace period ends",
+                           requested["evidence_event_id"], w))
     if pod["stop_verdict"] and "deadline" in pod["stop_verdict"] and pod["deadline_at"]:
-        marks.append(_mark("sigkill", first_row, scale.x(pod["deadline_at"]), "SIGKILL",
+        marks.append(_mark("sigkill", row, scale.x(pod["deadline_at"]), "SIGKILL",
                            f"{pod['stop_verdict']} ({clock(pod['deadline_at'])})",
-                           (at.get("containers_stopped") or {}).get("evidence_event_id")))
+                           (stopped or {}).get("evidence_event_id")))
     return marks
 
 

@@ -77,7 +77,6 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
                     "title": f"{p['problem']} for {duration(p['stuck_for_s'])}: {p['top_cause']}",
                     "detail": cause.get("detail") or "", "lane": _anchor(p["kind"], p),
                     "evidence": cause.get("evidence") or [p["evidence_event_id"]]})
-    suggested = {s["namespace"]: s["suggested_prestop_s"] for s in inc.race_summary}
     for r in inc.races:
         if r["verdict"] not in RACE_VERDICTS:
             continue
@@ -85,7 +84,7 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
                     "title": f"{r['verdict']}: exposed {r['exposed_s']:.2f} s behind "
                              f"Service {r['service']}",
                     "detail": f"deletion → endpoint off {r['request_to_endpoint_off_s']:.2f} s; "
-                              f"suggested preStop {suggested.get(r['namespace'])} s",
+                              f"suggested preStop {r['suggested_prestop_s']} s",
                     "lane": f"lane-{r['uid']}", "evidence": r["evidence"],
                     "exposed": round(r["exposed_s"], 3)})
     for d in inc.capacity_dips:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from replayer.report.gather import Incident
+from replayer.report.gather import Row
 
 EPOCH = datetime(1970, 1, 1)
 
@@ -17,10 +17,11 @@ def _us(at: datetime) -> int:
     return int((at - EPOCH).total_seconds() * 1_000_000)
 
 
-def trace(inc: Incident) -> dict[str, Any]:
+def trace(pods: list[Row], steps_of: dict[str, list[Row]]) -> dict[str, Any]:
+    """The trace of ``pods`` (gather.pods) with their steps (gather.steps)."""
     events: list[dict[str, Any]] = []
     processes: dict[str, int] = {}
-    for tid, pod in enumerate(inc.pods, start=1):
+    for tid, pod in enumerate(pods, start=1):
         group = f"{pod['namespace']}/{pod['workload']}"
         if group not in processes:
             processes[group] = len(processes) + 1
@@ -29,7 +30,7 @@ def trace(inc: Incident) -> dict[str, Any]:
         pid = processes[group]
         events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
                        "args": {"name": f"{pod['namespace']}/{pod['pod']}"}})
-        steps = sorted(inc.steps.get(pod["uid"], []), key=lambda s: (s["time"], s["step_no"]))
+        steps = sorted(steps_of.get(pod["uid"], []), key=lambda s: (s["time"], s["step_no"]))
         for step, after in zip(steps, [*steps[1:], None]):
             start = _us(step["time"])
             end = _us(after["time"]) if after else start
@@ -39,4 +40,4 @@ def trace(inc: Incident) -> dict[str, Any]:
                            "args": {"evidence_event_id": step["evidence_event_id"],
                                     "component": step["component"], "detail": step["detail"]}})
     return {"traceEvents": events, "displayTimeUnit": "ms",
-            "otherData": {"source": "ktrace report", "pods": len(inc.pods)}}
+            "otherData": {"source": "ktrace report", "pods": len(pods)}}
