@@ -12,12 +12,11 @@ from replayer.report.gather import Incident, Selection
 
 def collect(con: duckdb.DuckDBPyConnection, sel: Selection) -> Incident:
     """Everything the report draws for the selected pods and window."""
+    unseen, slow_steps = gather.gaps(con, sel)
     return Incident(
         selection=sel, header=gather.header(con, sel), pods=gather.pods(con, sel),
         steps=gather.steps(con, sel), endpoints=gather.endpoints(con, sel),
         containers=gather.containers(con, sel), holds=gather.finalizer_holds(con, sel),
-        races=gather.races(con, sel),
-        problems=gather.problems(con, sel), capacity_dips=gather.capacity_dips(con, sel),
-        slow_steps=gather.gaps(con, sel, ["slow", "unknown"]),
-        unseen=gather.gaps(con, sel, ["unseen"]), rollouts=gather.rollouts(con, sel),
-        replica_series=gather.replica_series(con, sel))
+        races=gather.races(con, sel), problems=gather.problems(con, sel),
+        capacity_dips=gather.capacity_dips(con, sel), slow_steps=slow_steps, unseen=unseen,
+        rollouts=gather.rollouts(con, sel), replica_series=gather.replica_series(con, sel))

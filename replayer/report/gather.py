@@ -203,8 +203,12 @@ def races(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
 
 
 def problems(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
+    """What ``ktrace stuck`` says at the window's end: the selected pods, and every
+    other kind of object (workloads, namespaces, volumes)."""
     names, rows = stuck(con, at=sel.end, namespace=sel.namespace).rows
-    return [dict(zip(names, r)) for r in rows]
+    selected = set(sel.uids)
+    found = [dict(zip(names, r)) for r in rows]
+    return [p for p in found if p["kind"] != "Pod" or p["uid"] in selected]
 
 
 def capacity_dips(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
@@ -213,13 +217,16 @@ def capacity_dips(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
                  [sel.namespace, sel.namespace, sel.end, sel.start])
 
 
-def gaps(con: duckdb.DuckDBPyConnection, sel: Selection, categories: list[str]) -> list[Row]:
-    """``gaps`` rows of these categories overlapping the window; an unseen stretch of the
-    whole recording or of one topic belongs to every namespace."""
-    return _rows(con, "SELECT * FROM gaps WHERE list_contains(?, category) "
-                 "AND (? IS NULL OR namespace IS NULL OR namespace = ?) "
+def gaps(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[list[Row], list[Row]]:
+    """``gaps`` rows overlapping the window: (unseen stretches — of the whole recording or
+    of a topic, so they belong to every namespace —, slow or unknown steps of the selected
+    pods)."""
+    rows = _rows(con, "SELECT * FROM gaps WHERE (? IS NULL OR namespace IS NULL OR namespace = ?) "
                  "AND start_at <= ? AND end_at >= ? ORDER BY start_at, topic, type",
-                 [categories, sel.namespace, sel.namespace, sel.end, sel.start])
+                 [sel.namespace, sel.namespace, sel.end, sel.start])
+    selected = set(sel.uids)
+    return ([r for r in rows if r["category"] == "unseen"],
+            [r for r in rows if r["category"] != "unseen" and r["uid"] in selected])
 
 
 def rollouts(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
@@ -255,7 +262,8 @@ def evidence(con: duckdb.DuckDBPyConnection, event_ids: set[int]) -> dict[int, R
                             || coalesce(' ' || c.reason, '')
                             || coalesce(' exit ' || c.exit_code, '') ORDER BY c.name)
                 FROM containers c WHERE c.event_id = r.event_id) AS containers,
-               (SELECT list(coalesce(e.target_name, '?') || ' ready=' || coalesce(e.ready::VARCHAR, '?')
+               (SELECT list(coalesce(e.target_name, '?')
+                            || ' ready=' || coalesce(e.ready::VARCHAR, '?')
                             || ' serving=' || coalesce(e.serving::VARCHAR, '?')
                             || ' terminating=' || coalesce(e.terminating::VARCHAR, '?')
                             ORDER BY e.target_name)

@@ -60,7 +60,8 @@ def _drawn_pods(inc: Incident, flagged: dict[str, int]) -> set[str]:
     quiet = 0
     for pod in inc.pods:
         key = (pod["namespace"], pod["workload"], pod["revision"])
-        if pod["uid"] in flagged or per_revision[key] >= MAX_QUIET_LANES or quiet >= MAX_QUIET_TOTAL:
+        if (pod["uid"] in flagged or per_revision[key] >= MAX_QUIET_LANES
+                or quiet >= MAX_QUIET_TOTAL):
             continue
         per_revision[key] += 1
         quiet += 1
