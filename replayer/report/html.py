@@ -30,7 +30,8 @@ def _asset(name: str) -> str:
 
 
 def evidence_ids(page: dict[str, Any]) -> set[int]:
-    ids = {e for f in page["findings"] for e in f["evidence"] if e is not None}
+    ids = {e for kind in page["findings"] for f in kind["rows"] for e in f["evidence"]
+           if e is not None}
     ids |= {m["ev"] for m in page["recording"]["marks"] if m["ev"] is not None}
     for group in page["groups"]:
         for rev in group["revisions"]:

@@ -20,16 +20,32 @@ CHART_HEIGHT = 80
 MAX_FLAGGED_LANES = 300
 MAX_QUIET_LANES = 3
 MAX_QUIET_TOTAL = 60
+SHOWN_FINDINGS = 25
+FINDING_TITLES = {"stuck": "Stuck", "race": "Rollout races", "capacity": "Capacity dips",
+                  "slow": "Slow steps", "unknown": "Steps the recording could not time"}
 #: Groups with more pods than this start collapsed.
 OPEN_GROUP_PODS = 30
 
 
 def page(inc: Incident) -> dict[str, Any]:
     flagged = _flagged_pods(inc)
-    return {"header": _header(inc), "findings": findings(inc),
-            "recording": _recording_lane(inc),
-            "groups": _groups(inc, flagged, _drawn_pods(inc, flagged)),
+    drawn = _drawn_pods(inc, flagged)
+    return {"header": _header(inc), "findings": _by_kind(findings(inc), drawn),
+            "recording": _recording_lane(inc), "groups": _groups(inc, flagged, drawn),
             "rollouts": _rollout_charts(inc)}
+
+
+def _by_kind(rows: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]]:
+    """Findings in one table per kind, the first ``SHOWN_FINDINGS`` open, the rest folded;
+    a link only to a lane that is drawn."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        lane = row["lane"]
+        if lane and lane.startswith("lane-") and lane[len("lane-"):] not in drawn:
+            row = {**row, "lane": None}
+        kinds.setdefault(row["kind"], []).append(row)
+    return [{"kind": kind, "title": FINDING_TITLES[kind], "rows": found,
+             "shown": SHOWN_FINDINGS} for kind, found in kinds.items()]
 
 
 def _header(inc: Incident) -> dict[str, Any]:

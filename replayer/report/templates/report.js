@@ -43,6 +43,16 @@
     var mark = markOf(e.target);
     if (mark && mark.dataset.ev && mark.dataset.ev !== "None") { show(mark.dataset.ev, mark.dataset.tip); }
   });
+  // A link to a lane inside a folded group unfolds it.
+  function reveal() {
+    var target = location.hash && document.getElementById(location.hash.slice(1));
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    if (target) { target.scrollIntoView(); }
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
   document.getElementById("details-close").addEventListener("click", function (e) {
     e.stopPropagation(); panel.hidden = true;
   });
