@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
+from replayer.report.lanes import STEPS_DRAWN_ELSEWHERE
+from tests.replayer_data import recording
 from tests.report_data import ktrace, query
 
 
@@ -80,3 +82,15 @@ def test_incident_draws_the_window_it_loaded(tmp_path: Path):
     lanes = re.findall(r'data-pod="([^"]+)" data-namespace="([^"]+)"', text)
     assert lanes and {ns for _, ns in lanes} == {"graceful"}
     assert all(pod.startswith("web-") for pod, _ in lanes)
+
+
+def test_derived_steps_are_drawn_hollow_and_seen_steps_filled(tmp_path: Path):
+    """The midlife recording began after its pods: their early steps are derived."""
+    db, html = str(tmp_path / "midlife.duckdb"), tmp_path / "midlife.html"
+    ktrace("replay", recording("midlife"), "--db", db)
+    ktrace("report", "--db", db, "--html", str(html))
+    drawn = re.findall(r'class="mark (step(?: derived)?)" data-ev="(\d+)"', html.read_text())
+    steps = query(Path(db), "SELECT evidence_event_id, derived FROM pod_transitions "
+                            f"WHERE NOT list_contains({list(STEPS_DRAWN_ELSEWHERE)}, step)")
+    assert sorted((int(ev), kind == "step derived") for kind, ev in drawn) == sorted(steps)
+    assert any(derived for _, derived in steps) and not all(derived for _, derived in steps)

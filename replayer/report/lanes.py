@@ -18,6 +18,9 @@ RACE_VERDICTS = ("stopped_before_endpoint_off", "within_margin")
 #: Sub-lane rows every pod has; containers follow, then the node when it matters.
 OBJECT_ROW, ENDPOINT_ROW = 0, 1
 NODE_CAUSES = ("node_not_ready", "node_deleted")
+#: Steps the endpoint and container sub-lanes draw; every other step is a dot on the object's.
+STEPS_DRAWN_ELSEWHERE = ("in_endpoints", "endpoint_not_ready", "endpoint_removed", "pulling",
+                         "pulled", "restarted", "killing")
 Mark = dict[str, Any]
 
 
@@ -68,9 +71,8 @@ def _object_marks(pod: Row, steps: list[Row], end: datetime, inc: Incident,
              *_before_recording(created, inc.header["first"], end, scale),
              *_hold_marks(inc.holds.get(pod["uid"], []), end, scale)]
     for step in steps:
-        if step["step"] in ("in_endpoints", "endpoint_not_ready", "endpoint_removed",
-                            "pulling", "pulled", "restarted", "killing"):
-            continue  # drawn on the endpoint and container sub-lanes
+        if step["step"] in STEPS_DRAWN_ELSEWHERE:
+            continue
         marks.append(_mark("step derived" if step["derived"] else "step", OBJECT_ROW,
                            scale.x(step["time"]), step["step"], _step_tip(step),
                            step["evidence_event_id"], step=step["step"]))
