@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ktrace import __version__
+from ktrace.entry import EXIT_INTERRUPTED
 from ktrace.commands.record import record
 from ktrace.commands import analyze
 from ktrace.commands import replay as replay_commands
@@ -22,7 +23,7 @@ from schemas.errors import KtraceError
 #: Exit statuses (README "Exit status"): 0 success, 1 a runtime error (ktrace's own errors,
 #: --strict damage), 2 a usage error (click's convention), 130 interrupted (Ctrl-C); a
 #: closed output pipe ends quietly with 0.
-EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+EXIT_USAGE = 2
 
 
 class KtraceGroup(click.Group):

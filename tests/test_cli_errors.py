@@ -161,3 +161,20 @@ def test_a_closed_pipe_ends_quietly(dbfile):
     reader.stdout.close()
     err = reader.stderr.read()
     assert reader.wait(timeout=60) == 0 and err == b""
+
+
+def test_ctrl_c_while_the_commands_still_load_exits_130_without_a_traceback():
+    """The console script catches a Ctrl-C that lands while ktrace's modules are imported
+    (a second or more: DuckDB, Kafka, Arrow); here it lands exactly then, every time."""
+    code = ("import sys\n"
+            "class Interrupt:\n"
+            "    def find_spec(self, name, *args):\n"
+            "        if name == 'ktrace.cli':\n"
+            "            raise KeyboardInterrupt\n"
+            "sys.meta_path.insert(0, Interrupt())\n"
+            "from ktrace.entry import main\n"
+            "main()\n")
+    result = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True,
+                            timeout=60)
+    assert result.returncode == 130
+    assert result.stderr == b"interrupted\n" and result.stdout == b""
