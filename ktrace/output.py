@@ -1,55 +1,361 @@
-"""One way to print rows: table, json or csv, chosen with -o."""
+"""Printing results as kubectl does: ``-o table|wide|json|yaml|csv|name``.
+
+Each command declares its rows once as a :class:`View` (ktrace/views.py): the snake_case keys
+of its JSON rows — its schema, documented in docs/cli.md — and how each shows in a table.
+``table`` fits the terminal (long cells end in ``…``, seconds read ``2m03s``, times relative
+where kubectl shows an age); ``wide`` adds columns and fits nothing; ``json``/``yaml`` carry
+every key at full precision with RFC 3339 times in UTC (``…Z``); ``csv`` is one table, so a
+report of several sections writes one file per section into ``--output-dir``.
+"""
 
 from __future__ import annotations
 
 import csv
+import functools
+import io
+import os
 import sys
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+from uuid import UUID
 
 import click
 import orjson
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "wide", "json", "yaml", "csv", "name")
+TABLE_FORMATS = ("table", "wide")
+#: a cell of `wide` (which does not fit the terminal) is cut here all the same: JSON lists
+WIDE_CELL_MAX = 60
+#: the narrowest a column shrinks to when a table must fit the terminal
+MIN_WIDTH = 4
+GUTTER = "  "
+NONE = "<none>"
+
+#: how a column's value reads in a table: ``auto`` by the value's type, ``seconds`` as a
+#: duration, ``age`` as the time from the value to the view's moment, ``clock`` as a time of
+#: day (the date in ``wide``)
+KINDS = ("auto", "seconds", "age", "clock")
+#: where a column shows: ``table`` in table and wide, ``wide`` in wide only, ``data`` only in
+#: json/yaml/csv
+SHOWS = ("table", "wide", "data")
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    doc: str
+    kind: str = "auto"
+    show: str = "table"
+    header: str | None = None
+    max_width: int | None = None
+    #: prose rather than a name: shrunk first when a table must fit the terminal
+    flex: bool = False
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS and self.show in SHOWS, self
+
+    @property
+    def title(self) -> str:
+        if self.header:
+            return self.header
+        key = self.key.removesuffix("_s") if self.kind == "seconds" else self.key
+        return key.removesuffix("_event_id").upper().replace("_", " ")
+
+
+@dataclass(frozen=True)
+class View:
+    """The rows of one answer: ``name`` is its key in a report's JSON, ``names`` the keys
+    ``-o name`` prints as ``kind/name`` (``kind`` fixed, or the row's ``kind`` key)."""
+
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+    names: tuple[str, ...] = ()
+    kind: str | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        return [c.key for c in self.columns]
+
+    def rows(self, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+        """The analysis' rows as dicts of this view's keys — which must be the analysis' own
+        columns, so the documented schema cannot drift from the SQL."""
+        if list(columns) != self.keys:
+            raise RuntimeError(f"view {self.name!r} declares {self.keys}, the analysis "
+                               f"returned {list(columns)}")
+        return [dict(zip(columns, r)) for r in rows]
+
+
+def dynamic_view(name: str, columns: Sequence[str]) -> View:
+    """The view of a result whose columns only the user knows (``ktrace query``)."""
+    return View(name, "the query's own columns", tuple(Column(c, "") for c in columns),
+                names=tuple(columns[:1]))
+
+
+@dataclass
+class Answer:
+    """One view's rows, the moment ages are measured from, and its title in a report."""
+
+    view: View
+    rows: list[dict[str, Any]]
+    title: str = ""
+    now: datetime | None = None
+
+    @classmethod
+    def of(cls, view: View, result: tuple[Sequence[str], Sequence[Sequence[Any]]],
+           **kwargs: Any) -> "Answer":
+        return cls(view, view.rows(*result), **kwargs)
+
+
+@dataclass
+class Output:
+    """What ``-o`` (and ``--output-dir`` on reports) asked for."""
+
+    fmt: str
+    output_dir: str | None = None
+    width: int | None = field(default_factory=lambda: terminal_width())
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS, else the terminal's width; None (no limit) when stdout is not a terminal."""
+    with_env = os.environ.get("COLUMNS", "").strip()
+    if with_env.isdigit() and int(with_env) > 0:
+        return int(with_env)
+    if sys.stdout.isatty():
+        try:
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+        except OSError:
+            return None
+    return None
 
 
 def output_option(func: Callable) -> Callable:
-    """-o/--output table|json|csv, shared by every command that prints rows."""
-    return click.option("-o", "--output", "output", type=click.Choice(FORMATS), default="table",
-                        show_default=True, help="Output format.")(func)
+    """-o/--output, shared by every command that prints results; passes ``output``."""
+    return click.option("-o", "--output", "output", type=click.Choice(FORMATS),
+                        default="table", show_default=True,
+                        help="table fits the terminal, wide adds columns, json/yaml carry "
+                             "every key (docs/cli.md), csv one table, name kind/name per "
+                             "line.")(func)
 
 
-def _cell(value: Any) -> str:
+def report_output_options(func: Callable) -> Callable:
+    """-o plus --output-dir for commands that print several sections; passes ``out``
+    (an :class:`Output`) and refuses csv without a directory before any work is done."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, output: str, output_dir: str | None, **kwargs: Any) -> Any:
+        if output == "csv" and not output_dir:
+            raise click.UsageError("-o csv writes one file per section: give --output-dir DIR")
+        return func(*args, out=Output(output, output_dir), **kwargs)
+
+    wrapper = click.option("--output-dir", type=click.Path(file_okay=False),
+                           help="With -o csv: write one SECTION.csv per section here.")(wrapper)
+    return output_option(wrapper)
+
+
+# ---- values --------------------------------------------------------------------------------
+
+def rfc3339(value: datetime) -> str:
+    """A time in UTC with ``Z``, to the microsecond; naive times are the database's UTC."""
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value.isoformat(timespec="microseconds") + "Z"
+
+
+def plain(value: Any) -> Any:
+    """``value`` as JSON/YAML/CSV carry it: times as RFC 3339 strings, numbers exact."""
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    return value
+
+
+def duration(seconds: float) -> str:
+    """Seconds as kubectl prints durations: ``310ms``, ``1.9s``, ``45s``, ``2m03s``,
+    ``1h02m``, ``3d04h``."""
+    sign, s = ("-" if seconds < 0 else ""), abs(seconds)
+    if s < 0.1:
+        return f"{sign}{s * 1000:.0f}ms"
+    if round(s, 1) < 10:
+        return f"{sign}{s:.1f}s"
+    whole = int(round(s))
+    if whole < 60:
+        return f"{sign}{whole}s"
+    if whole < 3600:
+        return f"{sign}{whole // 60}m{whole % 60:02d}s"
+    if whole < 86400:
+        return f"{sign}{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{sign}{whole // 86400}d{whole % 86400 // 3600:02d}h"
+
+
+def _number(value: float) -> str:
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool) -> str:
     if value is None:
-        return ""
-    if isinstance(value, (list, dict, tuple)):
-        return orjson.dumps(value, default=str).decode()
+        return NONE
+    if column.kind == "seconds" and isinstance(value, (int, float)):
+        return duration(value)
+    if column.kind == "age" and isinstance(value, datetime) and now is not None:
+        return duration((now - value).total_seconds())
+    if isinstance(value, datetime):
+        stamp = rfc3339(value)
+        if column.kind == "clock" and not wide:
+            return stamp[11:23] + "Z"
+        return stamp[:19] + "Z" if not wide else stamp
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (float, Decimal)):
+        return _number(float(value))
+    if isinstance(value, (list, tuple, dict)):
+        return orjson.dumps(plain(value)).decode()
     return str(value)
 
 
-def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str,
-               *, title: str | None = None) -> None:
-    if fmt == "json":
-        sys.stdout.write(orjson.dumps([dict(zip(columns, r)) for r in rows], default=str,
-                                      option=orjson.OPT_INDENT_2).decode() + "\n")
-    elif fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([[_cell(v) for v in r] for r in rows])
+# ---- printing ------------------------------------------------------------------------------
+
+def emit(answer: Answer, out: Output | str) -> None:
+    """Print one answer to stdout in the format asked for."""
+    emit_report([answer], out, single=True)
+
+
+def emit_report(answers: Sequence[Answer], out: Output | str, *, single: bool = False) -> None:
+    """Print several answers (a report's sections): one JSON/YAML object keyed by view name,
+    the tables one after another under their titles, or one CSV file per section."""
+    out = out if isinstance(out, Output) else Output(out)
+    if out.fmt in ("json", "yaml"):
+        doc: Any = (_plain_rows(answers[0]) if single else
+                    {a.view.name: _plain_rows(a) for a in answers})
+        write(dump_document(doc, out.fmt))
+    elif out.fmt == "csv":
+        if single:
+            write(_csv(answers[0]))
+        else:
+            _write_csv_files(answers, out.output_dir)
+    elif out.fmt == "name":
+        write("".join(f"{n}\n" for n in _names(answers)))
+    elif single:
+        if not answers[0].rows:
+            click.echo("No rows found.", err=True)
+            return
+        write(_table(answers[0], out))
     else:
-        _print_table(columns, rows, title)
+        write("\n".join(f"== {a.title or a.view.name}\n" + (_table(a, out) if a.rows else
+                                                              "(none)\n") for a in answers))
 
 
-def _print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None) -> None:
-    cells = [[_cell(v) for v in r] for r in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+def emit_document(doc: Any, fmt: str, command: str, *, names: Sequence[str]) -> None:
+    """A nested answer (``explain``, ``evidence``): json/yaml whole, ``name`` its objects;
+    it has no one table for csv."""
+    if fmt == "csv":
+        raise click.UsageError(f"{command} prints a document, not a table: use -o json or yaml")
+    write(dump_document(doc, fmt) if fmt in ("json", "yaml") else "".join(f"{n}\n" for n in names))
 
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
 
-    if title:
-        click.echo(title)
-    click.echo(line(list(columns)))
-    for row in cells:
-        click.echo(line(row))
-    if not rows:
-        click.echo("(no rows)")
+def dump_document(doc: Any, fmt: str) -> str:
+    """``doc`` (already plain, or made so) as indented JSON or block YAML."""
+    doc = plain(doc)
+    if fmt == "yaml":
+        import yaml  # only when asked for: a tenth of a second to import
+        return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def write(text: str) -> None:
+    """All of an answer at once; a reader that went away (``| head``) ends the command
+    quietly (ktrace.cli turns the BrokenPipeError into exit 0)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _plain_rows(answer: Answer) -> list[dict[str, Any]]:
+    return [{k: plain(v) for k, v in row.items()} for row in answer.rows]
+
+
+def _csv_cell(value: Any) -> Any:
+    value = plain(value)
+    if isinstance(value, (list, dict)):
+        return orjson.dumps(value).decode()
+    return "" if value is None else value
+
+
+def _csv(answer: Answer) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(answer.view.keys)
+    writer.writerows([[_csv_cell(row[k]) for k in answer.view.keys] for row in answer.rows])
+    return buffer.getvalue()
+
+
+def _write_csv_files(answers: Sequence[Answer], directory: str | None) -> None:
+    assert directory, "report_output_options refuses csv without --output-dir"
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    for answer in answers:
+        path = folder / f"{answer.view.name}.csv"
+        path.write_text(_csv(answer), encoding="utf-8")
+        click.echo(f"wrote {path} ({len(answer.rows)} rows)", err=True)
+
+
+def _names(answers: Sequence[Answer]) -> list[str]:
+    seen: dict[str, None] = {}
+    for answer in answers:
+        view = answer.view
+        if not view.names:
+            continue
+        for row in answer.rows:
+            kind = view.kind or str(row.get("kind") or "").lower()
+            name = "/".join(str(row[k]) for k in view.names if row.get(k) is not None)
+            if name:
+                seen.setdefault(f"{kind}/{name}" if kind else name, None)
+    return list(seen)
+
+
+def _table(answer: Answer, out: Output) -> str:
+    wide = out.fmt == "wide"
+    columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
+    cells = [[_cell(row[c.key], c, now=answer.now, wide=wide) for c in columns]
+             for row in answer.rows]
+    caps = [c.max_width or (WIDE_CELL_MAX if wide else None) for c in columns]
+    widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)
+              for i, c in enumerate(columns)]
+    if not wide and out.width:
+        widths = fit(widths, [c.flex for c in columns],
+                     out.width - len(GUTTER) * (len(widths) - 1))
+    lines = [[c.title for c in columns]] + cells
+    return "".join(GUTTER.join(_clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
+                   + "\n" for line in lines)
+
+
+def fit(widths: list[int], flex: list[bool], room: int) -> list[int]:
+    """Shrink the widest prose columns first, then the widest of the rest, one character at
+    a time, until the columns fit ``room`` (none below MIN_WIDTH)."""
+    widths = list(widths)
+    for candidates in ([i for i, f in enumerate(flex) if f], list(range(len(widths)))):
+        while sum(widths) > room and candidates:
+            widest = max(candidates, key=lambda i: widths[i])
+            if widths[widest] <= MIN_WIDTH:
+                break
+            widths[widest] -= 1
+    return widths
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[:width - 1] + "…"

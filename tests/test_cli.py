@@ -43,10 +43,11 @@ def test_topics_of_a_local_log_in_every_format(tmp_path):
     assert "ktrace.pods" in table.output and " 30 " in table.output
     rows = orjson.loads(runner.invoke(cli, ["topics", str(tmp_path), "-o", "json"]).output)
     assert rows == [{"topic": "ktrace.pods", "partitions": 1, "records": 30,
-                     "first_received": "2025-11-24T16:00:00.000+00:00",
-                     "last_received": "2025-11-24T16:00:00.029+00:00"}]
+                     "first_received_at": "2025-11-24T16:00:00.000000Z",
+                     "last_received_at": "2025-11-24T16:00:00.029000Z"}]
     csv = runner.invoke(cli, ["topics", str(tmp_path), "-o", "csv"]).output.splitlines()
-    assert csv[0] == "topic,partitions,records,first_received,last_received" and len(csv) == 2
+    assert csv[0] == "topic,partitions,records,first_received_at,last_received_at"
+    assert len(csv) == 2
 
 
 def test_errors_are_one_line_and_a_nonzero_exit(tmp_path):

@@ -150,11 +150,11 @@ def test_a_reused_name_is_two_pods(edge):
     assert found[0][0] != found[1][0]
 
 
-def test_the_timeline_shows_the_uid_when_a_name_is_reused(edge):
+def test_the_timeline_of_a_reused_name_is_two_pods_by_uid(edge):
     columns, found = timeline(edge, "reused")
     assert columns[:2] == ["pod", "uid"] and len({r[1] for r in found}) == 2
-    columns, _ = timeline(edge, "stubborn")
-    assert "uid" not in columns
+    _, found = timeline(edge, "stubborn")
+    assert len({r[1] for r in found}) == 1
 
 
 def test_a_name_reused_before_the_old_pods_deletion_was_seen_ends_its_timeline(tmp_path):

@@ -35,7 +35,7 @@ def raced_pod(path: str) -> tuple[str, float]:
 def test_explain_a_raced_pod_names_the_race_its_margin_and_the_prestop(demo_db: str):
     pod, exposed = raced_pod(demo_db)
     prestop = json.loads(run("races", "--db", demo_db, "-o", "json"))[
-        "Distribution and suggested preStop delay"][0]["suggested_prestop_s"]
+        "race_summary"][0]["suggested_prestop_s"]
     text = run("explain", pod, "--db", demo_db)
     assert f"Race: its containers stopped {exposed:.1f} s before its endpoint" in text
     assert f"a preStop delay of {prestop} s" in text

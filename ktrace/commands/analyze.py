@@ -9,18 +9,20 @@ import tempfile
 from typing import Any, Callable
 
 import click
-import orjson
 
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import html_option, kafka_options
-from ktrace.output import output_option, print_rows
+from ktrace import views
+from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
+                          emit_report, output_option, plain, report_output_options, rfc3339,
+                          write)
 from replayer import db
 from replayer.analyses.evidence import evidence as show_evidence
 from replayer.analyses.explain import explain as explain_object
 from replayer.analyses.gaps import gaps as find_gaps
 from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
 from replayer.analyses.races import capacity_dips, race_summary, races as find_races
-from replayer.analyses.report import Section, as_json, findings
+from replayer.analyses.report import Section, findings
 from replayer.analyses.state import state as state_at
 from replayer.analyses.stuck import (DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING,
                                      TERMINATING, stuck as find_stuck)
@@ -82,14 +84,10 @@ def with_db(func: Callable) -> Callable:
     return db_option(wrapper)
 
 
-def print_sections(sections: list[Section], fmt: str) -> None:
-    if fmt == "json":
-        sys.stdout.write(orjson.dumps(as_json(sections), default=str,
-                                      option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    for section in sections:
-        click.echo(f"\n== {section.title}" if fmt == "table" else f"# {section.title}")
-        print_rows(section.columns, section.rows, fmt)
+def print_sections(sections: list[Section], out: Output) -> None:
+    """A report's sections, each under the schema of the command that prints it alone."""
+    emit_report([Answer.of(views.VIEWS[s.key], (s.columns, s.rows), title=s.title)
+                 for s in sections], out)
 
 
 def _at(value: str | None):
@@ -121,7 +119,8 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
     finally:
         con.close()
     if result is not None:
-        print_rows(*result, output)
+        emit(Answer(dynamic_view("query", result[0]), [dict(zip(result[0], r)) for r in result[1]]),
+             output)
 
 
 @click.command()
@@ -131,7 +130,7 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 @output_option
 def timeline(target: str, namespace: str | None, con, output: str) -> None:
     """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
-    print_rows(*pod_timeline(con, target, namespace), output)
+    emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace)), output)
 
 
 @click.command()
@@ -144,16 +143,16 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
     sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
     node, sts, ds or job (e.g. ktrace explain deploy/web)."""
     stories = explain_object(con, target, namespace)
-    if output == "json":
-        sys.stdout.write(orjson.dumps([s.as_dict() for s in stories], default=str,
-                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+    if output not in ("table", "wide"):
+        emit_document([s.as_dict() for s in stories], output, "explain",
+                      names=[f"{s.kind.lower()}/{s.name}" for s in stories])
         return
     for story in stories:
         click.echo(f"{story.kind} {story.namespace + '/' if story.namespace else ''}"
                    f"{story.name} (uid {story.uid})")
         for step in story.timeline:
             mark = "~" if step["derived"] else " "
-            click.echo(f"  {mark}{step['time']:%H:%M:%S.%f}  {step['step']:<20} "
+            click.echo(f"  {mark}{step['time']:%H:%M:%S.%f}Z  {step['step']:<20} "
                        f"{step['component'] or '':<26} {step['detail'] or ''}"
                        f"  [{step['evidence_event_id']}]")
         for finding in story.findings:
@@ -173,20 +172,20 @@ def evidence(event_id: int, full: bool, con, output: str) -> None:
     """The record behind an evidence id printed by another command: what it is, where it
     came from (topic/partition/offset), and the facts it holds. -o json includes the
     stored object."""
-    record = show_evidence(con, event_id, full=full or output == "json")
-    if output == "json":
-        sys.stdout.write(orjson.dumps(record, default=str, option=orjson.OPT_INDENT_2).decode()
-                         + "\n")
+    record = show_evidence(con, event_id, full=full or output in ("json", "yaml"))
+    if output not in ("table", "wide"):
+        emit_document(record, output, "evidence",
+                      names=[f"{str(record['kind']).lower()}/{record['name']}"])
         return
     facts, obj = record.pop("facts"), record.pop("object", None)
     for key, value in record.items():
-        click.echo(f"{key + ':':<15} {'' if value is None else value}")
+        click.echo(f"{key + ':':<15} {'' if value is None else plain(value)}")
     for table, rows in facts.items():
         click.echo(f"\n{table}:")
-        print_rows(list(rows[0]), [list(r.values()) for r in rows], "table")
+        emit(Answer(dynamic_view(table, list(rows[0])), rows), "table")
     if obj is not None:
         click.echo("\nobject:")
-        click.echo(orjson.dumps(obj, option=orjson.OPT_INDENT_2).decode())
+        write(dump_document(obj, "json"))
 
 
 @click.command()
@@ -213,9 +212,8 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
     judged = find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin,
                         threshold_s=threshold, problems=problems)
     if judged.clamped:
-        click.echo(f"note: the data ends at {judged.at:%Y-%m-%dT%H:%M:%S.%fZ}; judged as of then",
-                   err=True)
-    print_rows(*judged.rows, output)
+        click.echo(f"note: the data ends at {rfc3339(judged.at)}; judged as of then", err=True)
+    emit(Answer.of(views.STUCK, judged.rows), output)
 
 
 @click.command()
@@ -236,7 +234,7 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
         if parsed[name] < 0:
             raise click.BadParameter(f"{item!r}: a threshold cannot be negative",
                                      param_hint="--threshold")
-    print_rows(*find_gaps(con, namespace=namespace, thresholds=parsed), output)
+    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, thresholds=parsed)), output)
 
 
 @click.command()
@@ -246,17 +244,17 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
                    "off are flagged too.")
 @namespace_option
 @with_db
-@output_option
-def races(margin: float, namespace: str | None, con, output: str) -> None:
+@report_output_options
+def races(margin: float, namespace: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips."""
     print_sections([
-        Section("Terminating pods behind a Service", *find_races(con, namespace=namespace,
-                                                                  margin_s=margin)),
-        Section("Distribution and suggested preStop delay",
+        Section("races", "Terminating pods behind a Service",
+                *find_races(con, namespace=namespace, margin_s=margin)),
+        Section("race_summary", "Distribution and suggested preStop delay",
                 *race_summary(con, namespace=namespace, margin_s=margin)),
-        Section("Capacity dips", *capacity_dips(con, namespace=namespace)),
-    ], output)
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, namespace=namespace)),
+    ], out)
 
 
 @click.command()
@@ -267,7 +265,9 @@ def races(margin: float, namespace: str | None, con, output: str) -> None:
 @output_option
 def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
     """Every object as it was at a moment."""
-    print_rows(*state_at(con, _at(at), namespace=namespace, kind=kind), output)
+    moment = _at(at)
+    emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, kind=kind),
+                   now=moment), output)
 
 
 @click.command()
@@ -279,11 +279,11 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
               help="Keep the window's database here, a new file (default: a temporary file).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
-@output_option
+@report_output_options
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             output: str, html_path: str | None) -> None:
+             out: Output, html_path: str | None) -> None:
     """Load one window of a recording into a fresh database and print every finding
     (--html also draws them into one offline file)."""
     since_us, until_us = window(since, until)
@@ -299,7 +299,7 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
                                  keep=RecordFilter(namespace, None), since_us=since_us,
                                  until_us=until_us)
             check_window(summary, since, until)
-            print_sections(findings(con, namespace=namespace), output)
+            print_sections(findings(con, namespace=namespace), out)
         finally:
             con.close()
             src.close()

@@ -7,6 +7,7 @@ import signal
 import sys
 import tempfile
 import threading
+from datetime import datetime
 from contextlib import contextmanager
 from importlib import resources
 from typing import Callable, Iterator
@@ -17,7 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import html_option, kafka_options, redaction_options
-from ktrace.output import output_option
+from ktrace.output import Output, report_output_options, rfc3339
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
                                      refuse_existing, window)
 from replayer import db
@@ -47,20 +48,27 @@ def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
 
 
 def echo_summary(summary: Summary) -> None:
+    """The load's outcome, on stderr: stdout is for answers."""
     s = summary.stats
     damage = f" ({s.unreadable_bytes:,} bytes unreadable)" if s.problems["unreadable"] else ""
-    click.echo(f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
-               f"{s.filtered:,} filtered out, {_plural(s.problem_count(), 'problem')}{damage})")
+    lines = [f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
+             f"{s.filtered:,} filtered out, {_plural(s.problem_count(), 'problem')}{damage})"]
     if s.problems["unreadable"]:
-        click.echo(f"damage: {_plural(s.problems['unreadable'], 'byte range')} could not be "
-                   "read (table unreadable_ranges); `ktrace gaps` shows each as a damaged "
-                   "unseen stretch")
-    click.echo(f"database: {summary.records:,} records from {summary.first} to {summary.last}; "
-               f"{summary.gaps} unseen stretches")
-    click.echo("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
+        lines.append(f"damage: {_plural(s.problems['unreadable'], 'byte range')} could not be "
+                     "read (table unreadable_ranges); `ktrace gaps` shows each as a damaged "
+                     "unseen stretch")
+    lines.append(f"database: {summary.records:,} records from {_utc(summary.first)} to "
+                 f"{_utc(summary.last)}; {summary.gaps} unseen stretches")
+    lines.append("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
     if summary.problems:
-        click.echo("problems (see table load_problems): "
-                   + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
+        lines.append("problems (see table load_problems): "
+                     + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
+    for line in lines:
+        click.echo(line, err=True)
+
+
+def _utc(value: object) -> object:
+    return rfc3339(value) if isinstance(value, datetime) else value
 
 
 def _plural(count: int, noun: str) -> str:
@@ -183,9 +191,9 @@ def demo_recording() -> str:
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help="Keep the demo database here, a new file (default: a temporary file).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
-@output_option
+@report_output_options
 @html_option
-def demo(db_path: str | None, rebuild: bool, output: str, html_path: str | None) -> None:
+def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
     print what ktrace finds."""
@@ -198,7 +206,7 @@ def demo(db_path: str | None, rebuild: bool, output: str, html_path: str | None)
             with progress_bar("demo") as update:
                 run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
                            prefix="ktrace", on_batch=update)
-            print_sections(findings(con), output)
+            print_sections(findings(con), out)
         finally:
             con.close()
         if html_path:

@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import click
 
 from ktrace.options import kafka_options
-from ktrace.output import output_option, print_rows
+from ktrace import views
+from ktrace.output import Answer, emit, output_option
 from replayer.sources import Source
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
@@ -34,10 +35,8 @@ def require_topics(source: Source, prefix: str, where: str) -> list[str]:
     raise KtraceError(f"no topics with prefix {prefix!r} in {where}{hint}")
 
 
-def format_us(us: int | None) -> str | None:
-    if us is None:
-        return None
-    return datetime.fromtimestamp(us / 1e6, timezone.utc).isoformat(timespec="milliseconds")
+def utc_time(us: int | None) -> datetime | None:
+    return None if us is None else datetime.fromtimestamp(us / 1e6, timezone.utc)
 
 
 @click.command()
@@ -52,6 +51,6 @@ def topics(directory: str | None, kafka: KafkaSettings | None, topic_prefix: str
         summaries = source.summarize(source.topics(topic_prefix))
     finally:
         source.close()
-    rows = [(s.topic, s.partitions, s.records, format_us(s.first_received_us),
-             format_us(s.last_received_us)) for s in summaries]
-    print_rows(["topic", "partitions", "records", "first_received", "last_received"], rows, output)
+    rows = [(s.topic, s.partitions, s.records, utc_time(s.first_received_us),
+             utc_time(s.last_received_us)) for s in summaries]
+    emit(Answer.of(views.TOPICS, (views.TOPICS.keys, rows)), output)

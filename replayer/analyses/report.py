@@ -15,6 +15,10 @@ from replayer.analyses.stuck import stuck
 
 @dataclass(frozen=True)
 class Section:
+    """One part of a report: ``key`` names its rows' schema (the same as the command that
+    prints them alone), ``title`` heads it in a table."""
+
+    key: str
     title: str
     columns: list[str]
     rows: list[tuple[Any, ...]]
@@ -24,21 +28,18 @@ def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None) ->
     raced_cols, raced = races(con, namespace=namespace)
     verdict = raced_cols.index("verdict")
     sections = [
-        Section("Recording", *fetch(con,
+        Section("recording", "Recording", *fetch(con,
             "SELECT count(*) AS records, count(DISTINCT uid) AS objects, min(received_at) "
-            "AS first, max(received_at) AS last FROM raw_events")),
-        Section("Stuck",
+            "AS first_received_at, max(received_at) AS last_received_at FROM raw_events")),
+        Section("stuck", "Stuck",
                 *stuck(con, namespace=namespace).rows),
-        Section("Rollout races (containers stopped before or just after the endpoint went off)",
+        Section("races", "Rollout races (containers stopped before or just after the endpoint went off)",
                 raced_cols, [r for r in raced if r[verdict] in
                              ("stopped_before_endpoint_off", "within_margin")]),
-        Section("Race distribution and suggested preStop delay",
+        Section("race_summary", "Race distribution and suggested preStop delay",
                 *race_summary(con, namespace=namespace)),
-        Section("Capacity dips", *capacity_dips(con, namespace=namespace)),
-        Section("Gaps", *gaps(con, namespace=namespace)),
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, namespace=namespace)),
+        Section("gaps", "Gaps", *gaps(con, namespace=namespace)),
     ]
     return sections
 
-
-def as_json(sections: list[Section]) -> dict[str, list[dict[str, Any]]]:
-    return {s.title: [dict(zip(s.columns, r)) for r in s.rows] for s in sections}

@@ -1,17 +1,14 @@
-"""``ktrace timeline POD | deploy/NAME``: a pod's lifecycle steps with deltas and a bar."""
+"""``ktrace timeline POD | deploy/NAME``: a pod's lifecycle steps with their deltas."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import duckdb
 
 from replayer.analyses import Rows
 from schemas.errors import KtraceError
 
-BAR_WIDTH = 30
-COLUMNS = ["pod", "step_no", "step", "time", "delta_s", "since_first_s", "component",
-           "evidence_event_id", "detail", "bar"]
+COLUMNS = ["pod", "uid", "step_no", "step", "time", "delta_s", "since_first_s", "component",
+           "evidence_event_id", "detail"]
 
 
 def pod_uids(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None) -> list[str]:
@@ -51,25 +48,4 @@ def timeline(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None 
         "  component, evidence_event_id, detail "
         "FROM pod_transitions WHERE list_contains(?, uid) "
         "ORDER BY min(time) OVER (PARTITION BY uid), uid, step_no", [uids]).fetchall()
-    names = {}
-    for row in rows:
-        names.setdefault(row[0], set()).add(row[1])
-    if all(len(u) == 1 for u in names.values()):  # the uid matters only when a name is reused
-        return COLUMNS, _with_bars([(r[0], *r[2:]) for r in rows])
-    return ["pod", "uid", *COLUMNS[1:]], _with_bars(rows, first=2)
-
-
-def _with_bars(rows: list[tuple[Any, ...]], first: int = 1) -> list[tuple[Any, ...]]:
-    """An ASCII bar per step: where it falls between the pod's first and last step
-    (``first`` is the index of step_no: the columns before it name the pod)."""
-    since = first + 4
-    spans: dict[Any, float] = {}
-    for row in rows:
-        key = row[:first]
-        spans[key] = max(spans.get(key, 0.0), row[since] or 0.0)
-    out = []
-    for row in rows:
-        span = spans[row[:first]] or 1.0
-        at = int(round((row[since] or 0.0) / span * BAR_WIDTH))
-        out.append((*row, "·" * at + "█" + "·" * (BAR_WIDTH - at)))
-    return out
+    return COLUMNS, rows
