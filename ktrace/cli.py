@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import click
 
-from ktrace import __version__
 from ktrace.entry import EXIT_INTERRUPTED
-from ktrace.commands.record import record
-from ktrace.commands import analyze
-from ktrace.commands import replay as replay_commands
-from ktrace.commands.report import report
-from ktrace.commands.topics import topics
 from schemas.errors import KtraceError
 
 
@@ -26,20 +21,71 @@ from schemas.errors import KtraceError
 EXIT_USAGE = 2
 
 
-class KtraceGroup(click.Group):
+@contextlib.contextmanager
+def closed_pipe_is_quiet() -> Iterator[None]:
+    """The reader went away (`| head`): say nothing, exit 0, and keep Python's final flush
+    quiet."""
+    try:
+        yield
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):  # no real stdout under a test runner
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise click.exceptions.Exit(0) from None
+
+
+#: every command as module:attribute, imported only when it runs or shows its help. The
+#: command modules import DuckDB, Arrow and Kafka inside the commands that use them, so
+#: `ktrace --help` (which reads every command's docstring) imports none of them.
+COMMANDS = {
+    "topics": "ktrace.commands.topics:topics",
+    "record": "ktrace.commands.record:record",
+    "replay": "ktrace.commands.replay:replay",
+    "import": "ktrace.commands.replay:import_",
+    "demo": "ktrace.commands.replay:demo",
+    "query": "ktrace.commands.analyze:query",
+    "timeline": "ktrace.commands.analyze:timeline",
+    "explain": "ktrace.commands.analyze:explain",
+    "evidence": "ktrace.commands.analyze:evidence",
+    "stuck": "ktrace.commands.analyze:stuck",
+    "gaps": "ktrace.commands.analyze:gaps",
+    "races": "ktrace.commands.analyze:races",
+    "state": "ktrace.commands.analyze:state",
+    "incident": "ktrace.commands.analyze:incident",
+    "report": "ktrace.commands.report:report",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use (click's documented pattern)."""
+
+    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, attribute = self.lazy[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
+
+
+class KtraceGroup(LazyGroup):
     """Every failure ends as one ``Error:`` line on stderr and a documented exit status:
     no usage dump, no traceback on Ctrl-C, nothing at all when the reader closed the pipe."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except KtraceError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except BrokenPipeError:
-            # the reader went away (`| head`): say nothing, and keep Python's final flush quiet
-            with contextlib.suppress(OSError, ValueError):  # no real stdout under a test runner
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise click.exceptions.Exit(0) from None
+        with closed_pipe_is_quiet():
+            try:
+                return super().invoke(ctx)
+            except KtraceError as exc:
+                raise click.ClickException(str(exc)) from exc
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with closed_pipe_is_quiet():  # `ktrace --help | head` prints while parsing
+            return super().make_context(*args, **kwargs)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -59,8 +105,9 @@ class KtraceGroup(click.Group):
         sys.exit(result if isinstance(result, int) else 0)
 
 
-@click.group(cls=KtraceGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="ktrace")
+@click.group(cls=KtraceGroup, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ktrace", prog_name="ktrace")
 @click.option("--log-level", default="WARNING", show_default=True, envvar="KTRACE_LOG_LEVEL",
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))
 def cli(log_level: str) -> None:
@@ -72,23 +119,6 @@ def cli(log_level: str) -> None:
     if log_level.upper() != "DEBUG":
         # kafka-python logs every refused connection; ktrace reports the outcome itself.
         logging.getLogger("kafka").setLevel(logging.CRITICAL)
-
-
-cli.add_command(topics)
-cli.add_command(record)
-cli.add_command(replay_commands.replay)
-cli.add_command(replay_commands.import_)
-cli.add_command(replay_commands.demo)
-cli.add_command(analyze.query)
-cli.add_command(analyze.timeline)
-cli.add_command(analyze.explain)
-cli.add_command(analyze.evidence)
-cli.add_command(analyze.stuck)
-cli.add_command(analyze.gaps)
-cli.add_command(analyze.races)
-cli.add_command(analyze.state)
-cli.add_command(analyze.incident)
-cli.add_command(report)
 
 
 def main() -> None:

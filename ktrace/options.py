@@ -8,8 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from schemas.kafka_settings import KafkaSettings
-from schemas.registry import SUBJECT_STRATEGIES, RegistrySettings
+from schemas.registry import SUBJECT_STRATEGIES
 from schemas.topics import DEFAULT_PREFIX
 
 
@@ -51,6 +50,8 @@ def kafka_options(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from schemas.kafka_settings import KafkaSettings
+        from schemas.registry import RegistrySettings
         bootstrap = kwargs.pop("bootstrap")
         registry_url = kwargs.pop("schema_registry")
         registry_auth = {k: kwargs.pop(f"schema_registry_{k}") for k in ("username", "password", "cafile")}

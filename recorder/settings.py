@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from recorder.informer import InformerSettings
 from schemas.kafka_settings import KafkaSettings
 from schemas.topics import DEFAULT_PREFIX
 
+if TYPE_CHECKING:
+    from recorder.informer import InformerSettings
+
 DEFAULT_OUT = "ktrace-log"
 DEFAULT_SPOOL_BYTES = 1024 * 1024 * 1024
+
+
+def _informer_settings() -> InformerSettings:
+    """The informer's defaults, imported when settings are made: `ktrace record --help`
+    reads this module's defaults without loading the recorder."""
+    from recorder.informer import InformerSettings
+    return InformerSettings()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,4 +46,4 @@ class RecordSettings:
     flush_interval_s: float = 1.0
     flush_records: int = 5000
     queue_size: int = 10_000
-    informer: InformerSettings = field(default_factory=InformerSettings)
+    informer: InformerSettings = field(default_factory=_informer_settings)

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -54,6 +51,7 @@ class RegistrySettings:
 
 class RegistryClient:
     def __init__(self, settings: RegistrySettings) -> None:
+        import ssl  # here, with urllib.request: the CLI reads this module's settings at start
         self.settings = settings
         self._base = settings.url.rstrip("/")
         self._context = ssl.create_default_context(cafile=settings.cafile) if settings.cafile else None
@@ -86,6 +84,8 @@ class RegistryClient:
         self._call("PUT", f"/config/{quote(subject, safe='')}", {"compatibility": level})
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        import urllib.error
+        import urllib.request
         url = self._base + path
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": CONTENT_TYPE, "Content-Type": CONTENT_TYPE}
@@ -111,7 +111,7 @@ class RegistryClient:
                                   f"({method} {path}: {problem})")
 
 
-def _error_message(exc: urllib.error.HTTPError) -> str:
+def _error_message(exc: "urllib.error.HTTPError") -> str:
     """The registry's own ``message``, without the Java exception class Apicurio prefixes."""
     text = exc.read().decode(errors="replace")
     try:

@@ -8,10 +8,12 @@ ordered among themselves. Markers are keyed by session so they stay in order too
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from schemas.codec import Record
+if TYPE_CHECKING:  # the CLI reads DEFAULT_PREFIX without loading the Avro codec
+    from schemas.codec import Record
 
 DEFAULT_PREFIX = "ktrace"
 _LEGAL = re.compile(r"[^a-zA-Z0-9._-]")

@@ -14,7 +14,9 @@ from tests import samples
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         yield prefix + (name,)
         if isinstance(command, click.Group):
             yield from _commands(command, prefix + (name,))

@@ -1,4 +1,7 @@
-"""ktrace query / timeline / stuck / gaps / races / state / incident: answers from a database."""
+"""ktrace query / timeline / stuck / gaps / races / state / incident: answers from a database.
+
+The analyses (DuckDB, and for incident the sources) are imported inside the commands that
+run them, so that `--help` and the commands that need none of them start fast."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import functools
 import os
 import sys
 import tempfile
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
@@ -16,23 +19,15 @@ from ktrace import views
 from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
                           emit_report, output_option, plain, report_output_options, rfc3339,
                           write)
-from replayer import db
-from replayer.analyses.evidence import evidence as show_evidence
-from replayer.analyses.explain import explain as explain_object
-from replayer.analyses.gaps import gaps as find_gaps
-from replayer.analyses.query import DEFAULT_TIMEOUT_S, run_query
-from replayer.analyses.races import capacity_dips, race_summary, races as find_races
-from replayer.analyses.report import Section, findings
-from replayer.analyses.state import state as state_at
-from replayer.analyses.stuck import (DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING,
-                                     TERMINATING, stuck as find_stuck)
-from replayer.analyses.timeline import timeline as pod_timeline
-from replayer.loader import RecordFilter
-from replayer.replay import Summary, replay as run_replay
-from replayer.report.files import write_reports
+from replayer.analyses.query import DEFAULT_TIMEOUT_S
+from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
 from replayer.when import parse_when, to_timestamp
 from schemas.errors import KtraceError
-from schemas.kafka_settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from replayer.analyses.report import Section
+    from replayer.replay import Summary
+    from schemas.kafka_settings import KafkaSettings
 
 DEFAULT_DB = "ktrace.duckdb"
 
@@ -76,6 +71,7 @@ def with_db(func: Callable) -> Callable:
     """Opens --db read-only for the command as ``con`` and closes it afterwards."""
     @functools.wraps(func)
     def wrapper(*args: Any, db_path: str, **kwargs: Any) -> Any:
+        from replayer import db
         con = db.open_readonly(db_path)
         try:
             return func(*args, con=con, **kwargs)
@@ -110,6 +106,8 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
           db_path: str, output: str) -> None:
     """Run SQL against the database ('-' reads it from stdin), e.g.
     ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1"""
+    from replayer import db
+    from replayer.analyses.query import run_query
     text = sys.stdin.read() if sql == "-" else sql
     if not text.strip():
         raise click.UsageError("no SQL given (an empty argument or empty stdin)")
@@ -130,6 +128,7 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 @output_option
 def timeline(target: str, namespace: str | None, con, output: str) -> None:
     """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
+    from replayer.analyses.timeline import timeline as pod_timeline
     emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace)), output)
 
 
@@ -142,6 +141,7 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
     sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
     node, sts, ds or job (e.g. ktrace explain deploy/web)."""
+    from replayer.analyses.explain import explain as explain_object
     stories = explain_object(con, target, namespace)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",
@@ -172,6 +172,7 @@ def evidence(event_id: int, full: bool, con, output: str) -> None:
     """The record behind an evidence id printed by another command: what it is, where it
     came from (topic/partition/offset), and the facts it holds. -o json includes the
     stored object."""
+    from replayer.analyses.evidence import evidence as show_evidence
     record = show_evidence(con, event_id, full=full or output in ("json", "yaml"))
     if output not in ("table", "wide"):
         emit_document(record, output, "evidence",
@@ -208,6 +209,7 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
     """What is stuck, with ranked causes and their evidence: deletions that never finished
     (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
     ReplicaSets/Deployments that cannot make or roll out their pods."""
+    from replayer.analyses.stuck import stuck as find_stuck
     problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
     judged = find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin,
                         threshold_s=threshold, problems=problems)
@@ -224,6 +226,7 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 @output_option
 def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
     """Slow lifecycle steps and stretches the recording did not see."""
+    from replayer.analyses.gaps import gaps as find_gaps
     parsed = {}
     for item in thresholds:
         name, sep, value = item.partition("=")
@@ -248,6 +251,8 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
 def races(margin: float, namespace: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips."""
+    from replayer.analyses.races import capacity_dips, race_summary, races as find_races
+    from replayer.analyses.report import Section
     print_sections([
         Section("races", "Terminating pods behind a Service",
                 *find_races(con, namespace=namespace, margin_s=margin)),
@@ -265,6 +270,7 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
 @output_option
 def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
     """Every object as it was at a moment."""
+    from replayer.analyses.state import state as state_at
     moment = _at(at)
     emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, kind=kind),
                    now=moment), output)
@@ -286,6 +292,11 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
              out: Output, html_path: str | None) -> None:
     """Load one window of a recording into a fresh database and print every finding
     (--html also draws them into one offline file)."""
+    from replayer import db
+    from replayer.analyses.report import findings
+    from replayer.loader import RecordFilter
+    from replayer.replay import replay as run_replay
+    from replayer.report.files import write_reports
     since_us, until_us = window(since, until)
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)

@@ -1,15 +1,18 @@
-"""ktrace record: list/watch a cluster into Kafka or a local log."""
+"""ktrace record: list/watch a cluster into Kafka or a local log. The recorder itself (and
+Kafka's client) is imported when the command runs, so that `--help` starts fast."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from ktrace.options import AgeType, SizeType, kafka_options, redaction_options
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
-from recorder.logs import use_json_logs
-from recorder.session import record as run_recording
-from recorder.settings import DEFAULT_OUT, DEFAULT_SPOOL_BYTES, RecordSettings
-from schemas.kafka_settings import KafkaSettings
+from recorder.settings import DEFAULT_OUT, DEFAULT_SPOOL_BYTES
+
+if TYPE_CHECKING:
+    from schemas.kafka_settings import KafkaSettings
 
 OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 
@@ -57,6 +60,9 @@ def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            duration: float | None, log_format: str) -> None:
     """Record every change the API server reports (list/watch), with the component that made
     it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration."""
+    from recorder.logs import use_json_logs
+    from recorder.session import record as run_recording
+    from recorder.settings import RecordSettings
     if kafka is not None and out is not None:
         raise click.UsageError("give --kafka or --out, not both")
     if kafka is not None and (retention_size or retention_age):

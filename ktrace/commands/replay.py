@@ -1,4 +1,7 @@
-"""ktrace replay / import / demo: load recordings into a replay database and report."""
+"""ktrace replay / import / demo: load recordings into a replay database and report.
+
+The loader (DuckDB, Arrow) and rich are imported inside the commands that use them, so
+that `--help` starts fast."""
 
 from __future__ import annotations
 
@@ -7,34 +10,31 @@ import signal
 import sys
 import tempfile
 import threading
-from datetime import datetime
 from contextlib import contextmanager
+from datetime import datetime
 from importlib import resources
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import click
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import html_option, kafka_options, redaction_options
 from ktrace.output import Output, report_output_options, rfc3339
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
                                      refuse_existing, window)
-from replayer import db
-from replayer.analyses.report import findings
-from replayer.loader import LoadStats, RecordFilter
-from replayer.replay import Summary, follow as run_follow, import_captures, replay as run_replay
-from replayer.report.files import write_reports
-from replayer.sources.locallog import LocalLogSource
 from schemas.errors import KtraceError
-from schemas.redaction import Redactor
-from schemas.kafka_settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from replayer.loader import LoadStats
+    from replayer.replay import Summary
+    from schemas.kafka_settings import KafkaSettings
 
 
 @contextmanager
 def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
     """A live count on stderr while loading (silent when stderr is not a terminal)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     console = Console(stderr=True)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=True, disable=not sys.stderr.isatty()) as bar:
@@ -100,6 +100,9 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
            rebuild: bool, follow: bool, strict: bool) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice."""
+    from replayer import db
+    from replayer.loader import RecordFilter
+    from replayer.replay import follow as run_follow, replay as run_replay
     since_us, until_us = window(since, until)
     src = open_source(source, kafka)
     name = source or f"kafka {kafka.bootstrap}"
@@ -169,6 +172,10 @@ def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster
     `kubectl get KIND -o json` (one file per kind). Times are derived from the objects (1 s
     precision) and marked derived. Objects are redacted as `record` redacts them; Secrets
     are refused."""
+    from replayer import db
+    from replayer.loader import RecordFilter
+    from replayer.replay import import_captures
+    from schemas.redaction import Redactor
     redactor = Redactor(redact, enabled=not no_redact)
     con = db.open_db(db_path, rebuild=rebuild)
     try:
@@ -197,6 +204,11 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
     print what ktrace finds."""
+    from replayer import db
+    from replayer.analyses.report import findings
+    from replayer.replay import replay as run_replay
+    from replayer.report.files import write_reports
+    from replayer.sources.locallog import LocalLogSource
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:

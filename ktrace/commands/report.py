@@ -7,7 +7,6 @@ import click
 
 from ktrace.commands.analyze import db_option, namespace_option
 from ktrace.options import html_option
-from replayer.report.files import write_reports
 from replayer.when import parse_when, to_timestamp
 
 
@@ -34,6 +33,7 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
     --perfetto writes a trace for ui.perfetto.dev or chrome://tracing."""
     if not html_path and not perfetto_path:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
+    from replayer.report.files import write_reports  # DuckDB and jinja2: only when drawing
     sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since),
                         until=_when(until), namespace=namespace, targets=targets)
     for path in (html_path, perfetto_path):

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import click
 
 from ktrace.options import kafka_options
 from ktrace import views
 from ktrace.output import Answer, emit, output_option
-from replayer.sources import Source
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
 from schemas.errors import KtraceError
-from schemas.kafka_settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from replayer.sources import Source
+    from schemas.kafka_settings import KafkaSettings
 
 
 def open_source(directory: str | None, kafka: KafkaSettings | None) -> Source:
+    """The local log or the broker (imported here: Kafka's client is slow to import)."""
     if kafka is not None:
+        from replayer.sources.kafka import KafkaSource
         return KafkaSource(kafka)
     if directory is None:
         raise click.UsageError("give a local log DIRECTORY or --kafka BOOTSTRAP")
+    from replayer.sources.locallog import LocalLogSource
     return LocalLogSource(directory)
 
 

@@ -8,10 +8,13 @@ events.k8s.io/v1, falling back to core/v1). Secrets are never requested.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from recorder.kube.client import ApiClient, ApiError
 from schemas.errors import KtraceError
 from schemas.redaction import REFUSED_RESOURCES
+
+if TYPE_CHECKING:  # `ktrace record --help` lists the kinds without the HTTP client
+    from recorder.kube.client import ApiClient
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 
@@ -130,6 +133,7 @@ class Discovery:
         raise CatalogueError(f"the API server does not serve {spec.resource} (looked in {served})")
 
     def _resources(self, group: str, version: str) -> list[dict] | None:
+        from recorder.kube.client import ApiError
         if (group, version) not in self._lists:
             path = f"/apis/{group}/{version}" if group else f"/api/{version}"
             try:

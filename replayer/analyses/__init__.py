@@ -6,9 +6,10 @@ prints them. The SQL they run lives in ../sql/ as views and table macros.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import duckdb
+if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
+    import duckdb
 
 Rows = tuple[list[str], list[tuple[Any, ...]]]
 

@@ -9,14 +9,15 @@ statement check on a writable connection. A timer interrupts a query that runs t
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 from replayer.analyses import Rows
 from schemas.errors import KtraceError
 
-READ_TYPES = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
+READ_TYPES = frozenset({"SELECT", "EXPLAIN"})  # duckdb.StatementType names
 READ_PRAGMAS = ("table_info", "show_tables", "show", "database_size", "storage_info")
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -28,6 +29,7 @@ class QueryError(KtraceError):
 def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any], *,
               write: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S) -> Rows | None:
     """The result of the last statement of ``sql`` (None when it returns no rows)."""
+    import duckdb  # here: the CLI reads DEFAULT_TIMEOUT_S without starting DuckDB
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -59,9 +61,9 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any
 def _check_read_only(statement: Any) -> None:
     kind = statement.type
     text = statement.query.strip()
-    if kind in READ_TYPES:
+    if kind.name in READ_TYPES:
         return
-    if kind == duckdb.StatementType.PRAGMA and _pragma_name(text) in READ_PRAGMAS:
+    if kind.name == "PRAGMA" and _pragma_name(text) in READ_PRAGMAS:
         return
     raise QueryError(f"{kind.name} is not allowed: ktrace query is read-only "
                      "(SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, SUMMARIZE, PRAGMA table_info); "

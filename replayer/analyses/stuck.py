@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
+    import duckdb
 
 from replayer.analyses import Rows, fetch
 
