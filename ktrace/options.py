@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import click
 
+from replayer.when import parse_duration
+from schemas.errors import KtraceError
 from schemas.registry import SUBJECT_STRATEGIES
 from schemas.topics import DEFAULT_PREFIX
 
@@ -30,7 +32,7 @@ def kafka_options(func: Callable) -> Callable:
         click.option("--kafka-ssl-cafile", type=click.Path(exists=True, dir_okay=False)),
         click.option("--kafka-ssl-certfile", type=click.Path(exists=True, dir_okay=False)),
         click.option("--kafka-ssl-keyfile", type=click.Path(exists=True, dir_okay=False)),
-        click.option("--kafka-timeout", default=10.0, show_default=True, metavar="SECONDS",
+        click.option("--kafka-timeout", type=DurationType(), default=10.0, show_default=True,
                      help="How long to wait for a broker before giving up."),
         click.option("--schema-registry", envvar="KTRACE_SCHEMA_REGISTRY", metavar="URL",
                      help="Confluent-compatible Schema Registry: records are written in the "
@@ -113,22 +115,29 @@ class SizeType(click.ParamType):
         return size
 
 
-class AgeType(click.ParamType):
-    """A duration in seconds: ``90s``, ``30m``, ``12h``, ``7d`` or plain seconds."""
+class DurationType(click.ParamType):
+    """A duration as kubectl's --since takes it — ``90s``, ``2h30m``, ``1.5h``, ``7d`` — or
+    a bare number of seconds (these flags took seconds before they took durations)."""
 
-    name = "AGE"
-    _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    name = "DURATION"
+
+    def __init__(self, *, allow_zero: bool = False) -> None:
+        self.allow_zero = allow_zero
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        text = str(value).strip().lower()
-        number, unit = (text[:-1], text[-1]) if text[-1:] in self._UNITS else (text, "s")
+        if str(value).strip().startswith("-"):
+            self.fail(f"{value!r}: a duration cannot be negative", param, ctx)
         try:
-            seconds = float(number) * self._UNITS[unit]
-        except ValueError:
-            self.fail(f"{value!r} is not a duration like 12h or 7d", param, ctx)
-        if seconds <= 0:
+            seconds = parse_duration(str(value), bare_seconds=True)
+        except KtraceError as exc:
+            self.fail(str(exc), param, ctx)
+        if seconds == 0 and not self.allow_zero:
             self.fail(f"{value!r} must be more than 0", param, ctx)
         return seconds
+
+
+#: how --since, --until and --at read (replayer.when)
+TIME_FORMS = "RFC 3339, a duration before now (2h30m), or before the data's end (end-30m)"
 
 
 def html_option(func: Callable) -> Callable:

@@ -50,7 +50,7 @@ GAPS = View("gaps", "slow steps, and stretches the recording did not see", (
       header="THRESHOLD"),
     C("detail", "what happened", flex=True),
     C("evidence_event_id", EVIDENCE),
-))
+), names=("name",), kind="pod")
 
 RACES = View("races", "terminating pods behind a Service: did containers stop before the "
              "endpoint went off", (

@@ -95,11 +95,11 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], int, str]] = [
     ("unknown kind", lambda t, d: ["state", "--at", "2026-11-30T07:12:00Z", "--kind", "Bogus",
                                    "--db", d], 1, "unknown kind 'Bogus': this database holds "),
     ("negative stuck margin", lambda t, d: ["stuck", "--margin", "-1", "--db", d], 2,
-     "-1.0 is not in the range x>=0"),
+     "'-1': a duration cannot be negative"),
     ("negative races margin", lambda t, d: ["races", "--margin", "-5", "--db", d], 2,
-     "-5.0 is not in the range x>=0"),
+     "'-5': a duration cannot be negative"),
     ("negative gap threshold", lambda t, d: ["gaps", "--threshold", "create_to_schedule=-1",
-                                             "--db", d], 2, "a threshold cannot be negative"),
+                                             "--db", d], 2, "a duration cannot be negative"),
     ("no database", lambda t, d: ["stuck", "--db", str(t / "none.duckdb")], 1, "no database at"),
 ]
 

@@ -9,24 +9,26 @@ import functools
 import os
 import sys
 import tempfile
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from ktrace.commands.topics import open_source, require_topics
-from ktrace.options import html_option, kafka_options
+from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
 from ktrace import views
 from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
                           emit_report, output_option, plain, report_output_options, rfc3339,
                           write)
 from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
-from replayer.when import parse_when, to_timestamp
+from replayer.when import parse_when, to_timestamp, to_us
 from schemas.errors import KtraceError
 
 if TYPE_CHECKING:
     from replayer.analyses.report import Section
     from replayer.replay import Summary
+    from replayer.sources import Source
     from schemas.kafka_settings import KafkaSettings
 
 DEFAULT_DB = "ktrace.duckdb"
@@ -42,21 +44,45 @@ def namespace_option(func: Callable) -> Callable:
     return click.option("-n", "--namespace", help="Only this namespace.")(func)
 
 
-def window(since: str | None, until: str | None) -> tuple[int | None, int | None]:
-    """--since/--until as µs; a window that ends before it starts is a usage error."""
-    since_us = parse_when(since) if since else None
-    until_us = parse_when(until) if until else None
+def window(since: str | None, until: str | None,
+           end_us: Callable[[], int | None]) -> tuple[int | None, int | None]:
+    """--since/--until as µs (``end_us``: the recording's end, for ``end-30m``); a window
+    that ends before it starts is a usage error."""
+    since_us = parse_when(since, end_us=end_us) if since else None
+    until_us = parse_when(until, end_us=end_us) if until else None
     if since_us is not None and until_us is not None and since_us > until_us:
-        raise click.UsageError(f"--since {since} is after --until {until}")
+        raise click.UsageError(f"--since {utc(since_us)} is after --until {utc(until_us)}")
     return since_us, until_us
 
 
-def check_window(summary: Summary, since: str | None, until: str | None) -> None:
+def source_end(src: Source, prefix: str) -> Callable[[], int | None]:
+    """The last receive time of the source's topics, asked for only by ``end-…``."""
+    def end() -> int | None:
+        lasts = [s.last_received_us for s in src.summarize(src.topics(prefix))]
+        return max((t for t in lasts if t is not None), default=None)
+    return end
+
+
+def database_end(con: Any) -> Callable[[], int | None]:
+    """The database's last receive time, asked for only by ``end-…``."""
+    def end() -> int | None:
+        from replayer.analyses import data_end
+        last = data_end(con)
+        return None if last is None else to_us(last)
+    return end
+
+
+def utc(us: int) -> str:
+    return rfc3339(to_timestamp(us))
+
+
+def check_window(summary: Summary, since_us: int | None, until_us: int | None) -> None:
     """A window that matched no record is an error, not an empty answer."""
-    if summary.records == 0 and (since or until):
-        raise KtraceError(f"no records between {since or 'the start'} and {until or 'the end'}:"
-                          " the window lies outside the recording (`ktrace topics` shows when "
-                          "each topic was recorded)")
+    if summary.records == 0 and (since_us is not None or until_us is not None):
+        start = "the start" if since_us is None else utc(since_us)
+        end = "the end" if until_us is None else utc(until_us)
+        raise KtraceError(f"no records between {start} and {end}: the window lies outside "
+                          "the recording (`ktrace topics` shows when each topic was recorded)")
 
 
 def refuse_existing(path: str, *, rebuild: bool) -> None:
@@ -86,16 +112,16 @@ def print_sections(sections: list[Section], out: Output) -> None:
                  for s in sections], out)
 
 
-def _at(value: str | None):
-    return to_timestamp(parse_when(value)) if value else None
+def moment(value: str | None, con: Any) -> datetime | None:
+    """--at as a database TIMESTAMP; ``end-…`` counts back from the database's end."""
+    return to_timestamp(parse_when(value, end_us=database_end(con))) if value else None
 
 
 @click.command()
 @click.argument("sql")
 @click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE",
               help="A named parameter, used as $NAME in the SQL.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              default=DEFAULT_TIMEOUT_S, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=DurationType(), default=DEFAULT_TIMEOUT_S, show_default=True,
               help="Stop the query after this long.")
 @click.option("--write", is_flag=True,
               help="Allow statements that change the database or touch files (off by "
@@ -190,12 +216,12 @@ def evidence(event_id: int, full: bool, con, output: str) -> None:
 
 
 @click.command()
-@click.option("--at", help="Judge at this time (default: the end of the data).")
-@click.option("--margin", type=click.FloatRange(min=0), default=DEFAULT_MARGIN_S,
-              show_default=True, metavar="SECONDS",
+@click.option("--at", help=f"Judge at this time: {TIME_FORMS} (default: the data's end).")
+@click.option("--margin", type=DurationType(allow_zero=True), default=DEFAULT_MARGIN_S,
+              show_default=True,
               help="Time past the deletion deadline before a deletion is stuck.")
-@click.option("--threshold", type=click.FloatRange(min=0), default=DEFAULT_THRESHOLD_S,
-              show_default=True, metavar="SECONDS",
+@click.option("--threshold", type=DurationType(allow_zero=True), default=DEFAULT_THRESHOLD_S,
+              show_default=True,
               help="Time not Running and Ready before a pod is stuck.")
 @click.option("--pending", "only", flag_value="pending",
               help="Only pods that do not run or get Ready, and workloads that cannot make them.")
@@ -211,7 +237,7 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
     ReplicaSets/Deployments that cannot make or roll out their pods."""
     from replayer.analyses.stuck import stuck as find_stuck
     problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
-    judged = find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin,
+    judged = find_stuck(con, at=moment(at, con), namespace=namespace, margin_s=margin,
                         threshold_s=threshold, problems=problems)
     if judged.clamped:
         click.echo(f"note: the data ends at {rfc3339(judged.at)}; judged as of then", err=True)
@@ -219,30 +245,29 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 
 
 @click.command()
-@click.option("--threshold", "thresholds", multiple=True, metavar="STEP=SECONDS",
-              help="Override a slow-step threshold, e.g. create_to_schedule=10.")
+@click.option("--threshold", "thresholds", multiple=True, metavar="STEP=DURATION",
+              help="Override a slow-step threshold, e.g. create_to_schedule=10 (seconds) "
+                   "or stopped_to_deleted=2m.")
 @namespace_option
 @with_db
 @output_option
 def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
     """Slow lifecycle steps and stretches the recording did not see."""
     from replayer.analyses.gaps import gaps as find_gaps
+    seconds = DurationType(allow_zero=True)
     parsed = {}
     for item in thresholds:
-        name, sep, value = item.partition("=")
+        name, _, value = item.partition("=")
         try:
-            parsed[name] = float(value)
-        except ValueError:
-            raise click.BadParameter(f"{item!r}: expected STEP=SECONDS", param_hint="--threshold")
-        if parsed[name] < 0:
-            raise click.BadParameter(f"{item!r}: a threshold cannot be negative",
-                                     param_hint="--threshold")
+            parsed[name] = seconds.convert(value, None, None)
+        except click.BadParameter as exc:
+            raise click.BadParameter(f"{item!r}: expected STEP=DURATION; {exc.message}",
+                                     param_hint="--threshold") from None
     emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, thresholds=parsed)), output)
 
 
 @click.command()
-@click.option("--margin", type=click.FloatRange(min=0), default=1.0, show_default=True,
-              metavar="SECONDS",
+@click.option("--margin", type=DurationType(allow_zero=True), default=1.0, show_default=True,
               help="Dataplane margin: containers stopping this soon after the endpoint went "
                    "off are flagged too.")
 @namespace_option
@@ -263,7 +288,7 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
 
 
 @click.command()
-@click.option("--at", required=True, help="The moment (RFC 3339, or a duration before now).")
+@click.option("--at", required=True, help=f"The moment: {TIME_FORMS}.")
 @click.option("--kind", help="Only this kind (e.g. Pod).")
 @namespace_option
 @with_db
@@ -271,15 +296,15 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
 def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
     """Every object as it was at a moment."""
     from replayer.analyses.state import state as state_at
-    moment = _at(at)
-    emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, kind=kind),
-                   now=moment), output)
+    when = moment(at, con)
+    emit(Answer.of(views.STATE, state_at(con, when, namespace=namespace, kind=kind),
+                   now=when), output)
 
 
 @click.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False))
 @kafka_options
-@click.option("--since", required=True, help="Window start (RFC 3339 or a duration: 2h).")
+@click.option("--since", required=True, help=f"Window start: {TIME_FORMS}.")
 @click.option("--until", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help="Keep the window's database here, a new file (default: a temporary file).")
@@ -297,10 +322,10 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
     from replayer.loader import RecordFilter
     from replayer.replay import replay as run_replay
     from replayer.report.files import write_reports
-    since_us, until_us = window(since, until)
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
+    since_us, until_us = window(since, until, source_end(src, topic_prefix))
     with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
         path = db_path or os.path.join(tmp, "incident.duckdb")
         con = db.open_db(path, rebuild=rebuild)
@@ -309,7 +334,7 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
             summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
                                  keep=RecordFilter(namespace, None), since_us=since_us,
                                  until_us=until_us)
-            check_window(summary, since, until)
+            check_window(summary, since_us, until_us)
             print_sections(findings(con, namespace=namespace), out)
         finally:
             con.close()

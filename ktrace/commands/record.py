@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ktrace.options import AgeType, SizeType, kafka_options, redaction_options
+from ktrace.options import DurationType, SizeType, kafka_options, redaction_options
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from recorder.settings import DEFAULT_OUT, DEFAULT_SPOOL_BYTES
 
@@ -34,7 +34,7 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 @click.option("--retention-size", type=SizeType(),
               help="Local log: keep at most this much per topic (e.g. 10G), removing whole "
                    "segments, oldest first.")
-@click.option("--retention-age", type=AgeType(),
+@click.option("--retention-age", type=DurationType(),
               help="Local log: remove segments last written longer ago than this (e.g. 7d).")
 @click.option("--state-dir", type=click.Path(file_okay=False),
               help="Checkpoints (and the Kafka spool): a restart resumes where it stopped.")
@@ -48,8 +48,9 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
                    "them (the object JSON holds the same; ktrace replay does not need them).")
 @click.option("--metrics-port", type=click.IntRange(0, 65535),
               help="Serve /metrics, /healthz and /readyz on this port.")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-              help="Stop after this many seconds (default: until SIGTERM/SIGINT).")
+@click.option("--duration", type=DurationType(),
+              help="Stop after this long: 90s, 2h30m, 1d, or seconds (default: until "
+                   "SIGTERM/SIGINT).")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            namespaces: tuple[str, ...], kafka: KafkaSettings | None, topic_prefix: str,

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import click
 
 from ktrace.commands.topics import open_source, require_topics
-from ktrace.options import html_option, kafka_options, redaction_options
+from ktrace.options import TIME_FORMS, html_option, kafka_options, redaction_options
 from ktrace.output import Output, report_output_options, rfc3339
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
-                                     refuse_existing, window)
+                                     refuse_existing, source_end, window)
 from schemas.errors import KtraceError
 
 if TYPE_CHECKING:
@@ -89,8 +89,8 @@ def check_strict(summary: Summary, strict: bool) -> None:
 @db_option
 @namespace_option
 @click.option("--cluster", help="Load only records of this cluster.")
-@click.option("--since", help="Start at this time (RFC 3339, or a duration before now: 2h).")
-@click.option("--until", help="Stop at this time (RFC 3339, or a duration before now).")
+@click.option("--since", help=f"Start at this time: {TIME_FORMS}.")
+@click.option("--until", help="Stop at this time (the same forms).")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
 @click.option("--strict", is_flag=True,
@@ -103,8 +103,8 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     from replayer import db
     from replayer.loader import RecordFilter
     from replayer.replay import follow as run_follow, replay as run_replay
-    since_us, until_us = window(since, until)
     src = open_source(source, kafka)
+    since_us, until_us = window(since, until, source_end(src, topic_prefix))
     name = source or f"kafka {kafka.bootstrap}"
     keep = RecordFilter(namespace, cluster)
     try:
@@ -128,7 +128,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                     con.close()
     finally:
         src.close()
-    check_window(summary, since, until)
+    check_window(summary, since_us, until_us)
     echo_summary(summary)
     if waiting := summary.stats.waiting:
         raise KtraceError(f"{len(waiting)} partition(s) stopped at a record whose writer schema "

@@ -3,21 +3,30 @@ trace, from a database alone."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 
-from ktrace.commands.analyze import db_option, namespace_option
-from ktrace.options import html_option
+from ktrace.commands.analyze import database_end, db_option, namespace_option
+from ktrace.options import TIME_FORMS, html_option
 from replayer.when import parse_when, to_timestamp
 
 
-def _when(value: str | None):
-    return to_timestamp(parse_when(value)) if value else None
+def _when(value: str | None, db_path: str) -> datetime | None:
+    """--since/--until; ``end-…`` opens the database to find its end."""
+    def end() -> int | None:
+        from replayer import db
+        con = db.open_readonly(db_path)
+        try:
+            return database_end(con)()
+        finally:
+            con.close()
+    return to_timestamp(parse_when(value, end_us=end)) if value else None
 
 
 @click.command()
 @db_option
-@click.option("--since", help="Window start (RFC 3339 or a duration: 2h; default: the "
-                              "data's start).")
+@click.option("--since", help=f"Window start: {TIME_FORMS} (default: the data's start).")
 @click.option("--until", help="Window end (default: the data's end).")
 @namespace_option
 @click.option("--pod", "targets", multiple=True, metavar="POD | deploy/NAME",
@@ -34,8 +43,8 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
     if not html_path and not perfetto_path:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
     from replayer.report.files import write_reports  # DuckDB and jinja2: only when drawing
-    sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since),
-                        until=_when(until), namespace=namespace, targets=targets)
+    sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since, db_path),
+                        until=_when(until, db_path), namespace=namespace, targets=targets)
     for path in (html_path, perfetto_path):
         if path:
             click.echo(f"wrote {path} ({len(sel.uids)} pods)", err=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
     import duckdb
 
-from replayer.analyses import Rows, fetch
+from replayer.analyses import Rows, data_end, fetch
 
 DEFAULT_MARGIN_S = 30.0
 DEFAULT_THRESHOLD_S = 60.0
@@ -34,7 +34,7 @@ def stuck(con: duckdb.DuckDBPyConnection, *, at: datetime | None = None,
           problems: tuple[str, ...] = TERMINATING + PENDING) -> Judged:
     """One row per stuck object at ``at`` (default, and at most: the end of the data —
     after it, ktrace cannot know what happened)."""
-    end = con.execute("SELECT data_end()").fetchone()[0]
+    end = data_end(con)
     clamped = at is not None and end is not None and at > end
     when = end if at is None or clamped else at
     rows = fetch(con,
