@@ -254,9 +254,9 @@ def emit_report(answers: Sequence[Answer], out: Output | str, *, single: bool = 
         if not answers[0].rows:
             click.echo("No rows found.", err=True)
             return
-        write(_table(answers[0], out))
+        write(table_text(answers[0], out))
     else:
-        write("\n".join(f"== {a.title or a.view.name}\n" + (_table(a, out) if a.rows else
+        write("\n".join(f"== {a.title or a.view.name}\n" + (table_text(a, out) if a.rows else
                                                               "(none)\n") for a in answers))
 
 
@@ -327,7 +327,7 @@ def _names(answers: Sequence[Answer]) -> list[str]:
     return list(seen)
 
 
-def _table(answer: Answer, out: Output) -> str:
+def table_text(answer: Answer, out: Output) -> str:
     wide = out.fmt == "wide"
     columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
     cells = [[_cell(row[c.key], c, now=answer.now, wide=wide) for c in columns]
@@ -339,7 +339,7 @@ def _table(answer: Answer, out: Output) -> str:
         widths = fit(widths, [c.flex for c in columns],
                      out.width - len(GUTTER) * (len(widths) - 1))
     lines = [[c.title for c in columns]] + cells
-    return "".join(GUTTER.join(_clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
+    return "".join(GUTTER.join(clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
                    + "\n" for line in lines)
 
 
@@ -356,6 +356,6 @@ def fit(widths: list[int], flex: list[bool], room: int) -> list[int]:
     return widths
 
 
-def _clip(text: str, width: int) -> str:
+def clip(text: str, width: int) -> str:
     text = text.replace("\n", " ")
     return text if len(text) <= width else text[:width - 1] + "…"

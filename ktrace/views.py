@@ -8,7 +8,7 @@ from ktrace.output import Column as C, View
 
 EVIDENCE = "event id of the record that shows it (`ktrace evidence ID`)"
 
-STUCK = View("stuck", "one row per stuck object, most telling first", (
+STUCK = View("stuck", "a list with one row per stuck object, most telling first", (
     C("kind", "Kind of the object"),
     C("namespace", "its namespace (none for cluster-scoped kinds)"),
     C("name", "its name"),
@@ -22,7 +22,7 @@ STUCK = View("stuck", "one row per stuck object, most telling first", (
     C("evidence_event_id", EVIDENCE),
 ), names=("name",))
 
-TIMELINE = View("timeline", "one row per lifecycle step of each pod, in order", (
+TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (
     C("pod", "the pod's name"),
     C("uid", "the pod's uid (a reused name is two pods)", show="wide"),
     C("step_no", "the step's number in this pod's life", show="wide", header="#"),
@@ -36,7 +36,7 @@ TIMELINE = View("timeline", "one row per lifecycle step of each pod, in order", 
     C("detail", "what the record says", flex=True),
 ), names=("pod",), kind="pod")
 
-GAPS = View("gaps", "slow steps, and stretches the recording did not see", (
+GAPS = View("gaps", "a list of slow steps and stretches the recording did not see", (
     C("category", "unseen, slow or unknown (a slow step overlapping an unseen stretch)"),
     C("type", "what kind of gap", flex=True),
     C("namespace", "the object's namespace", show="wide"),
@@ -96,7 +96,7 @@ CAPACITY_DIPS = View("capacity_dips", "stretches a Service had fewer ready endpo
     C("pods_off", "the pods whose endpoints were off", show="wide", flex=True),
 ))
 
-STATE = View("state", "every object as it was at the moment asked for", (
+STATE = View("state", "a list of every object as it was at the moment asked for", (
     C("kind", "Kind"),
     C("namespace", "namespace"),
     C("name", "name"),
@@ -110,7 +110,7 @@ STATE = View("state", "every object as it was at the moment asked for", (
     C("phase", "a pod's phase"),
 ), names=("name",))
 
-TOPICS = View("topics", "one row per topic", (
+TOPICS = View("topics", "a list with one row per topic", (
     C("topic", "topic name (<prefix>.<resource>)"),
     C("partitions", "partitions"),
     C("records", "records held"),
@@ -125,13 +125,61 @@ RECORDING = View("recording", "what the database holds", (
     C("last_received_at", "the last record's receive time"),
 ))
 
+EXPLAIN = View("explain", "a list with one story per object the target names (a document: csv refused)", (
+    C("kind", "Kind"),
+    C("namespace", "namespace"),
+    C("name", "name"),
+    C("uid", "uid"),
+    C("first_seen", "its first record's receive time"),
+    C("last_seen", "its last record's receive time"),
+    C("timeline", "its lifecycle steps: list of {step_no, step, time, component, derived, "
+      "detail, evidence_event_id}"),
+    C("findings", "what ktrace found: list of {topic, sentence, evidence, advice}"),
+), names=("name",))
+
+STORY_STEPS = View("story_steps", "the steps of an explained object (its table)", (
+    C("step_no", "the step's number", show="data"),
+    C("time", "when", kind="clock"),
+    C("derived", "true when the time comes from the object, not a record seen"),
+    C("step", "what happened"),
+    C("component", "who did it", flex=True),
+    C("detail", "what the record says", flex=True),
+    C("evidence_event_id", EVIDENCE),
+))
+
+EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refused)", (
+    C("event_id", "the evidence id"),
+    C("kind", "Kind of the object"),
+    C("namespace", "its namespace"),
+    C("name", "its name"),
+    C("uid", "its uid"),
+    C("type", "ADDED, MODIFIED, DELETED, or a recorder marker (GAP, RELIST, …)"),
+    C("inferred", "true when the recorder inferred it from a relist"),
+    C("resource_version", "the object's resourceVersion"),
+    C("received_at", "when the recorder received it"),
+    C("time_source", "received, or derived from the object (imports)"),
+    C("component", "who made the change"),
+    C("attribution", "why ktrace names that component"),
+    C("topic", "source topic"),
+    C("partition", "source partition"),
+    C("offset", "source offset (the local log: a byte position)"),
+    C("cluster", "cluster name the recorder stored"),
+    C("session", "recorder session"),
+    C("seq", "sequence number in the session and topic"),
+    C("truncated", "true when the object was cut to fit the topic's message size"),
+    C("object_size", "the object's size in bytes as received"),
+    C("facts", "the typed tables' rows for this record: table name → list of rows"),
+    C("object", "the stored object (redacted as stored)"),
+), names=("name",))
+
 #: every fixed view by name: the sections of reports and the schemas docs/cli.md lists
 VIEWS = {v.name: v for v in (STUCK, TIMELINE, GAPS, RACES, RACE_SUMMARY, CAPACITY_DIPS, STATE,
-                             TOPICS, RECORDING)}
+                             TOPICS, RECORDING, EXPLAIN, EVIDENCE_RECORD)}
 #: which views each command prints (docs/cli.md's JSON keys come from here)
 COMMAND_VIEWS = {
     "stuck": ("stuck",), "timeline": ("timeline",), "gaps": ("gaps",), "state": ("state",),
     "topics": ("topics",), "races": ("races", "race_summary", "capacity_dips"),
+    "explain": ("explain",), "evidence": ("evidence",),
     "demo": ("recording", "stuck", "races", "race_summary", "capacity_dips", "gaps"),
     "incident": ("recording", "stuck", "races", "race_summary", "capacity_dips", "gaps"),
 }

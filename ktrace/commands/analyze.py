@@ -17,6 +17,7 @@ import click
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
 from ktrace import views
+from ktrace.prose import record_text, stories_text
 from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
                           emit_report, output_option, plain, report_output_options, rfc3339,
                           write)
@@ -130,8 +131,13 @@ def moment(value: str | None, con: Any) -> datetime | None:
 @output_option
 def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: bool,
           db_path: str, output: str) -> None:
-    """Run SQL against the database ('-' reads it from stdin), e.g.
-    ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1"""
+    """Run SQL against the database ('-' reads it from stdin); read-only unless --write.
+
+    Examples:
+
+    \b
+      ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1
+      echo 'SELECT kind, count(*) FROM raw_events GROUP BY ALL' | ktrace query - -o csv"""
     from replayer import db
     from replayer.analyses.query import run_query
     text = sys.stdin.read() if sql == "-" else sql
@@ -153,7 +159,13 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 @with_db
 @output_option
 def timeline(target: str, namespace: str | None, con, output: str) -> None:
-    """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
+    """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components.
+
+    Examples:
+
+    \b
+      ktrace timeline web-857bb4bd9d-84bp4 --db demo.duckdb
+      ktrace timeline deploy/web -n shop -o wide"""
     from replayer.analyses.timeline import timeline as pod_timeline
     emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace)), output)
 
@@ -166,27 +178,20 @@ def timeline(target: str, namespace: str | None, con, output: str) -> None:
 def explain(target: str, namespace: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
     sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
-    node, sts, ds or job (e.g. ktrace explain deploy/web)."""
+    node, sts, ds or job.
+
+    Examples:
+
+    \b
+      ktrace explain held --db demo.duckdb
+      ktrace explain deploy/web -n shop -o yaml"""
     from replayer.analyses.explain import explain as explain_object
     stories = explain_object(con, target, namespace)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",
                       names=[f"{s.kind.lower()}/{s.name}" for s in stories])
         return
-    for story in stories:
-        click.echo(f"{story.kind} {story.namespace + '/' if story.namespace else ''}"
-                   f"{story.name} (uid {story.uid})")
-        for step in story.timeline:
-            mark = "~" if step["derived"] else " "
-            click.echo(f"  {mark}{step['time']:%H:%M:%S.%f}Z  {step['step']:<20} "
-                       f"{step['component'] or '':<26} {step['detail'] or ''}"
-                       f"  [{step['evidence_event_id']}]")
-        for finding in story.findings:
-            ids = ", ".join(str(e) for e in finding.evidence)
-            click.echo(f"  * {finding.sentence}" + (f" [evidence {ids}]" if ids else ""))
-            if finding.advice:
-                click.echo(f"    → {finding.advice}")
-        click.echo()
+    write(stories_text(stories, Output(output)))
 
 
 @click.command()
@@ -197,26 +202,24 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
 def evidence(event_id: int, full: bool, con, output: str) -> None:
     """The record behind an evidence id printed by another command: what it is, where it
     came from (topic/partition/offset), and the facts it holds. -o json includes the
-    stored object."""
+    stored object.
+
+    Examples:
+
+    \b
+      ktrace evidence 387 --db demo.duckdb
+      ktrace evidence 387 -o json | jq .object.metadata"""
     from replayer.analyses.evidence import evidence as show_evidence
     record = show_evidence(con, event_id, full=full or output in ("json", "yaml"))
     if output not in ("table", "wide"):
         emit_document(record, output, "evidence",
                       names=[f"{str(record['kind']).lower()}/{record['name']}"])
         return
-    facts, obj = record.pop("facts"), record.pop("object", None)
-    for key, value in record.items():
-        click.echo(f"{key + ':':<15} {'' if value is None else plain(value)}")
-    for table, rows in facts.items():
-        click.echo(f"\n{table}:")
-        emit(Answer(dynamic_view(table, list(rows[0])), rows), "table")
-    if obj is not None:
-        click.echo("\nobject:")
-        write(dump_document(obj, "json"))
+    write(record_text(record, Output(output)))
 
 
 @click.command()
-@click.option("--at", help=f"Judge at this time: {TIME_FORMS} (default: the data's end).")
+@click.option("--at", metavar="TIME", help=f"Judge at this time: {TIME_FORMS} (default: the data's end).")
 @click.option("--margin", type=DurationType(allow_zero=True), default=DEFAULT_MARGIN_S,
               show_default=True,
               help="Time past the deletion deadline before a deletion is stuck.")
@@ -234,7 +237,14 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
           namespace: str | None, con, output: str) -> None:
     """What is stuck, with ranked causes and their evidence: deletions that never finished
     (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
-    ReplicaSets/Deployments that cannot make or roll out their pods."""
+    ReplicaSets/Deployments that cannot make or roll out their pods.
+
+    Examples:
+
+    \b
+      ktrace stuck --db demo.duckdb
+      ktrace stuck --pending --threshold 2m -n shop -o wide
+      ktrace stuck --at end-10m -o json"""
     from replayer.analyses.stuck import stuck as find_stuck
     problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
     judged = find_stuck(con, at=moment(at, con), namespace=namespace, margin_s=margin,
@@ -252,7 +262,13 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 @with_db
 @output_option
 def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
-    """Slow lifecycle steps and stretches the recording did not see."""
+    """Slow lifecycle steps and stretches the recording did not see.
+
+    Examples:
+
+    \b
+      ktrace gaps --db demo.duckdb
+      ktrace gaps --threshold create_to_schedule=10s -o csv"""
     from replayer.analyses.gaps import gaps as find_gaps
     seconds = DurationType(allow_zero=True)
     parsed = {}
@@ -275,7 +291,14 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
 @report_output_options
 def races(margin: float, namespace: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
-    off, the distribution with a suggested preStop delay, and capacity dips."""
+    off, the distribution with a suggested preStop delay, and capacity dips.
+
+    Examples:
+
+    \b
+      ktrace races --db demo.duckdb
+      ktrace races -n shop --margin 500ms -o json
+      ktrace races -o csv --output-dir races/"""
     from replayer.analyses.races import capacity_dips, race_summary, races as find_races
     from replayer.analyses.report import Section
     print_sections([
@@ -288,13 +311,19 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
 
 
 @click.command()
-@click.option("--at", required=True, help=f"The moment: {TIME_FORMS}.")
+@click.option("--at", metavar="TIME", required=True, help=f"The moment: {TIME_FORMS}.")
 @click.option("--kind", help="Only this kind (e.g. Pod).")
 @namespace_option
 @with_db
 @output_option
 def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
-    """Every object as it was at a moment."""
+    """Every object as it was at a moment (AGE: since its last record, at that moment).
+
+    Examples:
+
+    \b
+      ktrace state --at 2026-11-30T07:12:00Z --db demo.duckdb
+      ktrace state --at end-1m --kind pods -n shop"""
     from replayer.analyses.state import state as state_at
     when = moment(at, con)
     emit(Answer.of(views.STATE, state_at(con, when, namespace=namespace, kind=kind),
@@ -304,8 +333,8 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
 @click.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False))
 @kafka_options
-@click.option("--since", required=True, help=f"Window start: {TIME_FORMS}.")
-@click.option("--until", help="Window end (default: now).")
+@click.option("--since", metavar="TIME", required=True, help=f"Window start: {TIME_FORMS}.")
+@click.option("--until", metavar="TIME", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help="Keep the window's database here, a new file (default: a temporary file).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
@@ -316,7 +345,14 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
              out: Output, html_path: str | None) -> None:
     """Load one window of a recording into a fresh database and print every finding
-    (--html also draws them into one offline file)."""
+    (--html also draws them into one offline file).
+
+    Examples:
+
+    \b
+      ktrace incident ktrace-log --since 2h --until 1h30m
+      ktrace incident ktrace-log --since end-30m --db last.duckdb --html last.html
+      ktrace incident --kafka broker:9092 --since 2026-11-30T07:00:00Z -o csv --output-dir out/"""
     from replayer import db
     from replayer.analyses.report import findings
     from replayer.loader import RecordFilter

@@ -60,7 +60,13 @@ def record(kubeconfig: str | None, context: str | None, kinds: tuple[str, ...],
            metrics_port: int | None,
            duration: float | None, log_format: str) -> None:
     """Record every change the API server reports (list/watch), with the component that made
-    it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration."""
+    it, to Kafka (--kafka) or a local log (--out), until SIGTERM/SIGINT or --duration.
+
+    Examples:
+
+    \b
+      ktrace record --out ktrace-log --duration 1h
+      ktrace record --kafka broker:9092 --kinds pods,events --cluster prod"""
     from recorder.logs import use_json_logs
     from recorder.session import record as run_recording
     from recorder.settings import RecordSettings

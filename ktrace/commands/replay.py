@@ -89,8 +89,8 @@ def check_strict(summary: Summary, strict: bool) -> None:
 @db_option
 @namespace_option
 @click.option("--cluster", help="Load only records of this cluster.")
-@click.option("--since", help=f"Start at this time: {TIME_FORMS}.")
-@click.option("--until", help="Stop at this time (the same forms).")
+@click.option("--since", metavar="TIME", help=f"Start at this time: {TIME_FORMS}.")
+@click.option("--until", metavar="TIME", help="Stop at this time (the same forms).")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
 @click.option("--strict", is_flag=True,
@@ -99,7 +99,15 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
            namespace: str | None, cluster: str | None, since: str | None, until: str | None,
            rebuild: bool, follow: bool, strict: bool) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
-    Re-running resumes where the last run stopped and never loads a record twice."""
+    Re-running resumes where the last run stopped and never loads a record twice. The
+    summary goes to stderr.
+
+    Examples:
+
+    \b
+      ktrace replay ktrace-log --db k.duckdb
+      ktrace replay --kafka broker:9092 --since 2h30m --db k.duckdb
+      ktrace replay ktrace-log --follow --db k.duckdb"""
     from replayer import db
     from replayer.loader import RecordFilter
     from replayer.replay import follow as run_follow, replay as run_replay
@@ -171,7 +179,13 @@ def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster
     """Load captures of `kubectl get KIND --watch --output-watch-events -o json` or
     `kubectl get KIND -o json` (one file per kind). Times are derived from the objects (1 s
     precision) and marked derived. Objects are redacted as `record` redacts them; Secrets
-    are refused."""
+    are refused.
+
+    Examples:
+
+    \b
+      kubectl get pods -A --watch --output-watch-events -o json > pods.json
+      ktrace import pods.json events.json --db k.duckdb"""
     from replayer import db
     from replayer.loader import RecordFilter
     from replayer.replay import import_captures
@@ -203,7 +217,14 @@ def demo_recording() -> str:
 def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
-    print what ktrace finds."""
+    print what ktrace finds.
+
+    Examples:
+
+    \b
+      ktrace demo
+      ktrace demo --db demo.duckdb --html demo.html
+      ktrace demo -o csv --output-dir demo-csv/"""
     from replayer import db
     from replayer.analyses.report import findings
     from replayer.replay import replay as run_replay

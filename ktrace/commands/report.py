@@ -26,8 +26,8 @@ def _when(value: str | None, db_path: str) -> datetime | None:
 
 @click.command()
 @db_option
-@click.option("--since", help=f"Window start: {TIME_FORMS} (default: the data's start).")
-@click.option("--until", help="Window end (default: the data's end).")
+@click.option("--since", metavar="TIME", help=f"Window start: {TIME_FORMS} (default: the data's start).")
+@click.option("--until", metavar="TIME", help="Window end (default: the data's end).")
 @namespace_option
 @click.option("--pod", "targets", multiple=True, metavar="POD | deploy/NAME",
               help="Only these pods or Deployments' pods (repeatable).")
@@ -39,7 +39,13 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
     """Draw an incident from the database: findings first, then one swimlane group per pod
     (API object, endpoint, containers) with race windows, finalizer holds, grace deadlines
     and the recording's unseen stretches, and the rollouts. --html writes one offline file;
-    --perfetto writes a trace for ui.perfetto.dev or chrome://tracing."""
+    --perfetto writes a trace for ui.perfetto.dev or chrome://tracing.
+
+    Examples:
+
+    \b
+      ktrace report --db demo.duckdb --html demo.html
+      ktrace report --since end-5m --pod deploy/web --perfetto web.json"""
     if not html_path and not perfetto_path:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
     from replayer.report.files import write_reports  # DuckDB and jinja2: only when drawing

@@ -49,7 +49,13 @@ def utc_time(us: int | None) -> datetime | None:
 @output_option
 def topics(directory: str | None, kafka: KafkaSettings | None, topic_prefix: str, output: str) -> None:
     """List the ktrace topics of a local log DIRECTORY or a Kafka broker (--kafka), with
-    record counts and the first and last receive times."""
+    record counts and the first and last receive times.
+
+    Examples:
+
+    \b
+      ktrace topics ktrace-log
+      ktrace topics --kafka broker:9092 -o json"""
     source = open_source(directory, kafka)
     try:
         summaries = source.summarize(source.topics(topic_prefix))
