@@ -31,6 +31,8 @@ TABLE_FORMATS = ("table", "wide")
 WIDE_CELL_MAX = 60
 #: the narrowest a column shrinks to when a table must fit the terminal
 MIN_WIDTH = 4
+#: columns that cannot all keep this much of their width are left out of a fitted table
+READABLE_WIDTH = 10
 GUTTER = "  "
 NONE = "<none>"
 
@@ -336,6 +338,11 @@ def table_text(answer: Answer, out: Output) -> str:
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)
               for i, c in enumerate(columns)]
     if not wide and out.width:
+        shown = _columns_that_fit([min(w, READABLE_WIDTH) for w in widths], out.width)
+        if shown < len(columns):
+            click.echo(f"note: {len(columns) - shown} more columns than fit "
+                       f"{out.width} characters: -o wide or -o json shows them", err=True)
+            columns, widths, cells = columns[:shown], widths[:shown], [r[:shown] for r in cells]
         widths = fit(widths, [c.flex for c in columns],
                      out.width - len(GUTTER) * (len(widths) - 1))
     lines = [[c.title for c in columns]] + cells
@@ -354,6 +361,16 @@ def fit(widths: list[int], flex: list[bool], room: int) -> list[int]:
                 break
             widths[widest] -= 1
     return widths
+
+
+def _columns_that_fit(widths: list[int], room: int) -> int:
+    """How many leading columns fit ``room`` (at least one) once none can shrink further."""
+    used = 0
+    for count, width in enumerate(widths):
+        used += width + (len(GUTTER) if count else 0)
+        if used > room:
+            return max(count, 1)
+    return len(widths)
 
 
 def clip(text: str, width: int) -> str:

@@ -1,5 +1,6 @@
-"""The demo's database and report, made once per session by `ktrace demo --db … --html …`
-(a pytest plugin: see tests/conftest.py), and the CLI runner the report tests share."""
+"""The demo's database (`demo_db`, replayed once per session) and report (`demo_report`, by
+`ktrace demo --db … --html …`) — a pytest plugin: see tests/conftest.py — and the CLI
+runner the report tests share."""
 
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ def query(path: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The packaged demo recording replayed into a database (no report drawn)."""
+    from ktrace.commands.replay import demo_recording
+    path = str(tmp_path_factory.mktemp("demo") / "demo.duckdb")
+    ktrace("replay", demo_recording(), "--db", path)
+    return path
 
 
 @pytest.fixture(scope="session")

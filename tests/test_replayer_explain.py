@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
-from ktrace.commands.replay import demo_recording
 
 
 def run(*args: str):
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result.output
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = str(tmp_path_factory.mktemp("explain") / "demo.duckdb")
-    run("replay", demo_recording(), "--db", path)
-    return path
 
 
 def raced_pod(path: str) -> tuple[str, float]:
