@@ -22,8 +22,9 @@ END = "<!-- END generated -->"
 
 def reference() -> str:
     """Every command: its usage, help, options and JSON keys, in markdown."""
-    root = click.Context(cli, info_name="ktrace")
-    parts = [_command(click.Context(command, info_name=name, parent=root), name)
+    root = click.Context(cli, info_name="ktrace", **cli.context_settings)
+    parts = [_command(click.Context(command, info_name=name, parent=root,
+                                    **command.context_settings), name)
              for name in cli.list_commands(root)
              if (command := cli.get_command(root, name)) is not None and not command.hidden]
     return "\n".join(parts)
