@@ -4,6 +4,7 @@ evidence, and the same facts as JSON."""
 from __future__ import annotations
 
 import json
+import re
 
 from click.testing import CliRunner
 
@@ -67,6 +68,6 @@ def test_every_evidence_id_printed_opens_with_ktrace_evidence(demo_db: str):
         assert record["event_id"] == event_id and record["topic"].startswith("ktrace.")
         assert record["object"] is not None or record["type"] not in ("ADDED", "MODIFIED")
     text = run("evidence", str(story["timeline"][0]["evidence_event_id"]), "--db", demo_db)
-    assert "name:           held" in text and "pods:" in text
+    assert re.search(r"^name: +held$", text, re.M) and "pods:" in text
     missing = CliRunner().invoke(cli, ["evidence", "999999", "--db", demo_db])
     assert missing.exit_code == 1 and "no record with evidence id 999999" in missing.output
