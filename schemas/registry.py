@@ -10,10 +10,13 @@ import base64
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from schemas.errors import KtraceError, TransportError
+
+if TYPE_CHECKING:
+    import urllib.error
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 #: Levels under which a reader with the newest schema reads every older one, as ktrace needs.
@@ -111,7 +114,7 @@ class RegistryClient:
                                   f"({method} {path}: {problem})")
 
 
-def _error_message(exc: "urllib.error.HTTPError") -> str:
+def _error_message(exc: urllib.error.HTTPError) -> str:
     """The registry's own ``message``, without the Java exception class Apicurio prefixes."""
     text = exc.read().decode(errors="replace")
     try:

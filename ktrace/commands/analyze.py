@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from ktrace.commands.topics import open_source, require_topics
-from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
 from ktrace import views
+from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
+from ktrace.output import (Answer, Output, dynamic_view, emit, emit_document, emit_report,
+                          output_option, report_output_options, rfc3339, write)
 from ktrace.prose import record_text, stories_text
-from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
-                          emit_report, output_option, plain, report_output_options, rfc3339,
-                          write)
 from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
 from replayer.when import parse_when, to_timestamp, to_us
@@ -149,8 +148,7 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
     finally:
         con.close()
     if result is not None:
-        emit(Answer(dynamic_view("query", result[0]), [dict(zip(result[0], r)) for r in result[1]]),
-             output)
+        emit(Answer.of(dynamic_view("query", result[0]), result), output)
 
 
 @click.command()
