@@ -16,6 +16,7 @@ import click
 from ktrace.commands.topics import open_source, require_topics
 from ktrace.options import html_option, kafka_options
 from ktrace import views
+from ktrace.scope import scope_options
 from ktrace.output import (Answer, Output, dump_document, dynamic_view, emit, emit_document,
                           emit_report, output_option, plain, report_output_options, rfc3339,
                           write)
@@ -122,27 +123,29 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 
 
 @click.command()
-@click.argument("target", metavar="POD | deploy/NAME")
-@namespace_option
+@click.argument("target", metavar="POD | KIND/NAME")
+@scope_options
 @with_db
 @output_option
-def timeline(target: str, namespace: str | None, con, output: str) -> None:
-    """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components."""
+def timeline(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
+    """A pod's lifecycle (or every pod of a workload): steps, times, deltas, components.
+    POD is NAME, pod/NAME or po/NAME; KIND/NAME a workload: deploy/web, rs/…, sts/…, ds/…,
+    job/…"""
     from replayer.analyses.timeline import timeline as pod_timeline
-    emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace)), output)
+    emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace, cluster)), output)
 
 
 @click.command()
 @click.argument("target", metavar="POD | KIND/NAME")
-@namespace_option
+@scope_options
 @with_db
 @output_option
-def explain(target: str, namespace: str | None, con, output: str) -> None:
+def explain(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
-    sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
-    node, sts, ds or job (e.g. ktrace explain deploy/web)."""
+    sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
+    deploy, rs, pvc, pv, ns, no, sts, ds, job… (e.g. ktrace explain deploy/web)."""
     from replayer.analyses.explain import explain as explain_object
-    stories = explain_object(con, target, namespace)
+    stories = explain_object(con, target, namespace, cluster)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",
                       names=[f"{s.kind.lower()}/{s.name}" for s in stories])
@@ -201,17 +204,17 @@ def evidence(event_id: int, full: bool, con, output: str) -> None:
               help="Only pods that do not run or get Ready, and workloads that cannot make them.")
 @click.option("--terminating", "only", flag_value="terminating",
               help="Only deletions that never finished.")
-@namespace_option
+@scope_options
 @with_db
 @output_option
 def stuck(at: str | None, margin: float, threshold: float, only: str | None,
-          namespace: str | None, con, output: str) -> None:
+          namespace: str | None, cluster: str | None, con, output: str) -> None:
     """What is stuck, with ranked causes and their evidence: deletions that never finished
     (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
     ReplicaSets/Deployments that cannot make or roll out their pods."""
     from replayer.analyses.stuck import stuck as find_stuck
     problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
-    judged = find_stuck(con, at=_at(at), namespace=namespace, margin_s=margin,
+    judged = find_stuck(con, at=_at(at), namespace=namespace, cluster=cluster, margin_s=margin,
                         threshold_s=threshold, problems=problems)
     if judged.clamped:
         click.echo(f"note: the data ends at {rfc3339(judged.at)}; judged as of then", err=True)
@@ -221,10 +224,11 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 @click.command()
 @click.option("--threshold", "thresholds", multiple=True, metavar="STEP=SECONDS",
               help="Override a slow-step threshold, e.g. create_to_schedule=10.")
-@namespace_option
+@scope_options
 @with_db
 @output_option
-def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
+def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None, con,
+         output: str) -> None:
     """Slow lifecycle steps and stretches the recording did not see."""
     from replayer.analyses.gaps import gaps as find_gaps
     parsed = {}
@@ -237,7 +241,8 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
         if parsed[name] < 0:
             raise click.BadParameter(f"{item!r}: a threshold cannot be negative",
                                      param_hint="--threshold")
-    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, thresholds=parsed)), output)
+    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, cluster=cluster,
+                                         thresholds=parsed)), output)
 
 
 @click.command()
@@ -245,34 +250,37 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
               metavar="SECONDS",
               help="Dataplane margin: containers stopping this soon after the endpoint went "
                    "off are flagged too.")
-@namespace_option
+@scope_options
 @with_db
 @report_output_options
-def races(margin: float, namespace: str | None, con, out: Output) -> None:
+def races(margin: float, namespace: str | None, cluster: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips."""
     from replayer.analyses.races import capacity_dips, race_summary, races as find_races
     from replayer.analyses.report import Section
+    scope = {"namespace": namespace, "cluster": cluster}
     print_sections([
         Section("races", "Terminating pods behind a Service",
-                *find_races(con, namespace=namespace, margin_s=margin)),
+                *find_races(con, **scope, margin_s=margin)),
         Section("race_summary", "Distribution and suggested preStop delay",
-                *race_summary(con, namespace=namespace, margin_s=margin)),
-        Section("capacity_dips", "Capacity dips", *capacity_dips(con, namespace=namespace)),
+                *race_summary(con, **scope, margin_s=margin)),
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, **scope)),
     ], out)
 
 
 @click.command()
 @click.option("--at", required=True, help="The moment (RFC 3339, or a duration before now).")
-@click.option("--kind", help="Only this kind (e.g. Pod).")
-@namespace_option
+@click.option("--kind", help="Only this kind, named as kubectl names it (pods, po, Pod…).")
+@scope_options
 @with_db
 @output_option
-def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
+def state(at: str, kind: str | None, namespace: str | None, cluster: str | None, con,
+          output: str) -> None:
     """Every object as it was at a moment."""
     from replayer.analyses.state import state as state_at
     moment = _at(at)
-    emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, kind=kind),
+    emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, cluster=cluster,
+                                         kind=kind),
                    now=moment), output)
 
 
