@@ -51,6 +51,7 @@ COMMANDS = {
     "races": "ktrace.commands.analyze:races",
     "state": "ktrace.commands.analyze:state",
     "get": "ktrace.commands.get:get",
+    "info": "ktrace.commands.info:info",
     "incident": "ktrace.commands.analyze:incident",
     "report": "ktrace.commands.report:report",
 }
