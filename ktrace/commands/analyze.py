@@ -5,15 +5,17 @@ run them, so that `--help` and the commands that need none of them start fast.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-import tempfile
+import time
 from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from ktrace.commands.topics import open_source, require_topics
+from ktrace.databases import echo_where, incident_db_path
 from ktrace.options import html_option, kafka_options
 from ktrace import views
 from ktrace.scope import scope_options
@@ -167,16 +169,17 @@ def explain(target: str, namespace: str | None, cluster: str | None, con, output
 
 
 @click.command()
-@click.argument("event_id", type=int, metavar="ID")
+@click.argument("evidence_id", metavar="ID")
 @click.option("--full", is_flag=True, help="Also print the stored object (redacted as stored).")
 @with_db
 @output_option
-def evidence(event_id: int, full: bool, con, output: str) -> None:
-    """The record behind an evidence id printed by another command: what it is, where it
-    came from (topic/partition/offset), and the facts it holds. -o json includes the
-    stored object."""
+def evidence(evidence_id: str, full: bool, con, output: str) -> None:
+    """The record behind an evidence id printed by another command (pods:3f2a9c1d:42: the
+    same in every database loaded from the recording), or an event_id from `ktrace query`:
+    what it is, where it came from (topic/partition/offset), and the facts it holds. -o json
+    includes the stored object."""
     from replayer.analyses.evidence import evidence as show_evidence
-    record = show_evidence(con, event_id, full=full or output in ("json", "yaml"))
+    record = show_evidence(con, evidence_id, full=full or output in ("json", "yaml"))
     if output not in ("table", "wide"):
         emit_document(record, output, "evidence",
                       names=[f"{str(record['kind']).lower()}/{record['name']}"])
@@ -290,16 +293,19 @@ def state(at: str, kind: str | None, namespace: str | None, cluster: str | None,
 @click.option("--since", required=True, help="Window start (RFC 3339 or a duration: 2h).")
 @click.option("--until", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the window's database here, a new file (default: a temporary file).")
+              help="Keep the window's database here, a new file (default: a new file named "
+                   "after the window in the current directory).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
+@click.option("--cluster", help="Load only this cluster's records.")
 @report_output_options
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             out: Output, html_path: str | None) -> None:
-    """Load one window of a recording into a fresh database and print every finding
-    (--html also draws them into one offline file)."""
+             cluster: str | None, out: Output, html_path: str | None) -> None:
+    """Load one window of a recording into a new database and print every finding
+    (--html also draws them into one offline file). Its evidence ids open with
+    `ktrace evidence ID --db PATH` (PATH printed on stderr)."""
     from replayer import db
     from replayer.analyses.report import findings
     from replayer.loader import RecordFilter
@@ -308,19 +314,29 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
     since_us, until_us = window(since, until)
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
+    path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
     src = open_source(source, kafka)
-    with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
-        path = db_path or os.path.join(tmp, "incident.duckdb")
-        con = db.open_db(path, rebuild=rebuild)
-        try:
-            require_topics(src, topic_prefix, source or "kafka")
-            summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
-                                 keep=RecordFilter(namespace, None), since_us=since_us,
-                                 until_us=until_us)
-            check_window(summary, since, until)
-            print_sections(findings(con, namespace=namespace), out)
-        finally:
-            con.close()
-            src.close()
-        if html_path:
-            write_reports(path, html=html_path, namespace=namespace)
+    created = not os.path.exists(path)
+    con = db.open_db(path, rebuild=rebuild)
+    try:
+        require_topics(src, topic_prefix, source or "kafka")
+        summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
+                             keep=RecordFilter(namespace, cluster), since_us=since_us,
+                             until_us=until_us)
+        check_window(summary, since, until)
+    except BaseException:
+        con.close()
+        if created:  # a window that failed leaves no file of its own behind
+            for leftover in (path, path + ".wal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(leftover)
+        raise
+    finally:
+        src.close()
+    try:
+        print_sections(findings(con, namespace=namespace, cluster=cluster), out)
+    finally:
+        con.close()
+    echo_where(path, "incident")
+    if html_path:
+        write_reports(path, html=html_path, namespace=namespace)

@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
+from replayer.analyses.record_ids import public_dicts
 from replayer.analyses.scope import clusters, data_end
 from replayer.analyses.timeline import pod_uids
 from schemas.errors import KtraceError
@@ -20,7 +21,7 @@ from schemas.kinds import ObjectRef
 class Finding:
     topic: str
     sentence: str
-    evidence: list[int] = field(default_factory=list)
+    evidence: list[int | str] = field(default_factory=list)
     advice: str | None = None
 
 
@@ -90,6 +91,17 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
         timeline = [{k: v for k, v in step.items() if k != "uid"} for step in timelines.get(uid, [])]
         stories.append(Story(h["kind"], h["namespace"], h["name"], uid, h["first"], h["last"],
                              timeline, findings[uid]))
+    return _with_record_ids(con, stories)
+
+
+def _with_record_ids(con: duckdb.DuckDBPyConnection, stories: list[Story]) -> list[Story]:
+    """The stories with the evidence ids they print as record ids (one lookup for all)."""
+    mapped = public_dicts(con, [{"timeline": s.timeline,
+                                 "evidence": [f.evidence for f in s.findings]} for s in stories])
+    for story, ids in zip(stories, mapped):
+        story.timeline = ids["timeline"]
+        for finding, evidence in zip(story.findings, ids["evidence"]):
+            finding.evidence = evidence
     return stories
 
 

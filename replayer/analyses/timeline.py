@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import duckdb
 
-from replayer.analyses import Rows
+from replayer.analyses import Rows, fetch
 from replayer.analyses.scope import of_cluster
 from schemas.errors import KtraceError
 from schemas.kinds import ObjectRef
 
-COLUMNS = ["namespace", "pod", "uid", "step_no", "step", "time", "delta_s", "since_first_s",
-           "component", "evidence_event_id", "detail"]
 #: workloads whose pods they own directly (a Deployment owns them through its ReplicaSets)
 POD_OWNERS = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 
@@ -55,11 +53,10 @@ def timeline(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None 
     """One row per step; the namespace and uid say whose (a workload's pods may span
     namespaces, and a reused name is two pods)."""
     uids = pod_uids(con, target, namespace, cluster)
-    rows = con.execute(
+    return fetch(con,
         "SELECT namespace, pod, uid, step_no, step, time, "
         "  epoch(time - lag(time) OVER (PARTITION BY uid ORDER BY step_no)) AS delta_s, "
         "  epoch(time - min(time) OVER (PARTITION BY uid)) AS since_first_s, "
         "  component, evidence_event_id, detail "
         "FROM pod_transitions WHERE list_contains(?, uid) "
-        "ORDER BY min(time) OVER (PARTITION BY uid), uid, step_no", [uids]).fetchall()
-    return COLUMNS, rows
+        "ORDER BY min(time) OVER (PARTITION BY uid), uid, step_no", [uids])

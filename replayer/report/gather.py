@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S
+from replayer.analyses.record_ids import internal_dicts
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
@@ -207,7 +208,7 @@ def problems(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
     other kind of object (workloads, namespaces, volumes)."""
     names, rows = stuck(con, at=sel.end, namespace=sel.namespace).rows
     selected = set(sel.uids)
-    found = [dict(zip(names, r)) for r in rows]
+    found = internal_dicts(con, [dict(zip(names, r)) for r in rows])  # the page joins on ints
     return [p for p in found if p["kind"] != "Pod" or p["uid"] in selected]
 
 
