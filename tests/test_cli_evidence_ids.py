@@ -126,7 +126,7 @@ def test_incident_without_db_writes_a_new_file_per_run_and_never_overwrites(tmp_
 def test_a_bad_or_unknown_evidence_id_is_one_error_line(demo_runs):
     path = str(demo_runs[0])
     for bad, message in (("nonsense", "is not an evidence id"),
-                         ("pods:00000000:1", "no record with evidence id pods:00000000:1")):
+                         ("po:00000000:1", "no record with evidence id po:00000000:1")):
         result = CliRunner().invoke(cli, ["evidence", bad, "--db", path])
         assert result.exit_code == 1 and message in result.stderr
         assert len(result.stderr.splitlines()) == 1

@@ -52,7 +52,7 @@ def test_timeline_of_a_deployment(dbfile: str):
     assert [s["step"] for s in first][-3:] == ["terminal", "deleted", "endpoint_removed"]
     assert all(s["time"].endswith("Z") and s["uid"] for s in first)
     table = run("timeline", "held", "--db", dbfile)
-    assert table.output.splitlines()[0].split()[:3] == ["POD", "STEP", "TIME"]
+    assert table.output.splitlines()[0].split()[:3] == ["NAMESPACE", "POD", "STEP"]
 
 
 def test_stuck_at_a_time_and_at_the_end(dbfile: str):

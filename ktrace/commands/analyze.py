@@ -174,7 +174,7 @@ def explain(target: str, namespace: str | None, cluster: str | None, con, output
 @with_db
 @output_option
 def evidence(evidence_id: str, full: bool, con, output: str) -> None:
-    """The record behind an evidence id printed by another command (pods:3f2a9c1d:42: the
+    """The record behind an evidence id printed by another command (po:3f2a9c1d:42: the
     same in every database loaded from the recording), or an event_id from `ktrace query`:
     what it is, where it came from (topic/partition/offset), and the facts it holds. -o json
     includes the stored object."""

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import click
 
+from ktrace import views
 from ktrace.commands.analyze import _at, with_db
-from ktrace.output import output_option, print_rows
+from ktrace.output import Answer, emit, output_option
 from ktrace.scope import scope_options
-from replayer.analyses.get import get as get_objects
-from replayer.analyses.scope import data_end
 from schemas.kinds import ObjectRef, kind_name
 
 
@@ -40,8 +39,11 @@ def get(targets: tuple[str, ...], at: str | None, selector: str | None,
     """What the database holds, kubectl-style: pods (READY, STATUS, RESTARTS, AGE, NODE),
     deploy, rs, sts, ds, jobs, nodes, ns, events, pvc, pv… as they were at --at, e.g.
     ktrace get pods -A --db incident.duckdb, ktrace get po -l app=web --at 2026-11-30T07:12:00Z"""
-    kind, names = split_targets(targets)
-    kind_name(kind)  # an unknown kind is refused before the database is read
+    from replayer.analyses.get import get as get_objects
+    from replayer.analyses.scope import data_end
+    resource, names = split_targets(targets)
+    kind = kind_name(resource).kind
     when = _at(at) or data_end(con, cluster)
-    print_rows(*get_objects(con, kind, when, names=names, namespace=namespace, cluster=cluster,
-                            labels=selector, fields=field_selector), output)
+    rows = get_objects(con, kind, when, names=names, namespace=namespace, cluster=cluster,
+                       labels=selector, fields=field_selector)
+    emit(Answer.of(views.GET_VIEWS.get(kind, views.GET_OTHER), rows, now=when), output)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import click
 
 from ktrace.commands.analyze import print_sections, with_db
-from ktrace.output import output_option
-from replayer.analyses.info import info as database_info
+from ktrace.output import Output, report_output_options
 
 
 @click.command()
 @click.option("--cluster", help="Only this cluster (default: every cluster in the database).")
 @with_db
-@output_option
-def info(cluster: str | None, con, output: str) -> None:
+@report_output_options
+def info(cluster: str | None, con, out: Output) -> None:
     """What the database holds: each cluster's recorded window, the recorder sessions, the
     kinds with their records and objects (and how many exist at the end), and the stretches
     the recording did not see — e.g. ktrace info --db incident.duckdb"""
-    print_sections(database_info(con, cluster=cluster), output)
+    from replayer.analyses.info import info as database_info
+    print_sections(database_info(con, cluster=cluster), out)

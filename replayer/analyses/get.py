@@ -102,26 +102,24 @@ LISTINGS: dict[str, Listing] = {
         "  (SELECT coalesce(sum(c.restart_count), 0) FROM containers c "
         "    WHERE c.event_id = o.event_id AND NOT c.init) AS restarts "
         "FROM o JOIN pods p USING (event_id)",
-        ("namespace", "name", "ready", "status", "restarts", "age_s", "ip", "node"),
+        ("namespace", "name", "ready", "status", "restarts", "ip", "node"),
         {"spec.nodeName": "node", "status.phase": "phase", "status.podIP": "ip"},
         pod_status),
-    "Deployment": Listing(_WORKLOAD, ("namespace", "name", "ready", "up_to_date", "available",
-                                      "age_s"), {}, _ratio),
-    "ReplicaSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas",
-                                      "age_s"), {}, lambda r: {**r, "desired": r["replicas"]}),
-    "StatefulSet": Listing(_WORKLOAD, ("namespace", "name", "ready", "age_s"), {}, _ratio),
+    "Deployment": Listing(_WORKLOAD, ("namespace", "name", "ready", "up_to_date", "available"), {}, _ratio),
+    "ReplicaSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas"), {}, lambda r: {**r, "desired": r["replicas"]}),
+    "StatefulSet": Listing(_WORKLOAD, ("namespace", "name", "ready"), {}, _ratio),
     "DaemonSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas",
-                                     "up_to_date", "available", "age_s"), {},
+                                     "up_to_date", "available"), {},
                          lambda r: {**r, "desired": r["replicas"]}),
-    "Job": Listing(_WORKLOAD, ("namespace", "name", "succeeded", "active", "failed", "age_s"),
+    "Job": Listing(_WORKLOAD, ("namespace", "name", "succeeded", "active", "failed"),
                    {}, lambda r: {**r, "succeeded": r["ready_replicas"], "active": r["current"],
                                   "failed": r["unavailable"]}),
     "Node": Listing(
         "SELECT o.*, n.ready AS ready_condition, n.unschedulable FROM o JOIN nodes n USING (event_id)",
-        ("name", "status", "roles", "age_s"), {"spec.unschedulable": "unschedulable::VARCHAR"},
+        ("name", "status", "roles"), {"spec.unschedulable": "unschedulable::VARCHAR"},
         node_status),
     "Namespace": Listing("SELECT o.*, n.phase AS status FROM o JOIN namespaces n USING (event_id)",
-                         ("name", "status", "age_s"), {"status.phase": "status"}),
+                         ("name", "status"), {"status.phase": "status"}),
     "Event": Listing(
         "SELECT o.*, e.last_time AS last_seen, e.type, e.reason, "
         "  e.regarding_kind || '/' || e.regarding_name AS object, e.message, "
@@ -134,16 +132,16 @@ LISTINGS: dict[str, Listing] = {
     "PersistentVolumeClaim": Listing(
         "SELECT o.*, v.phase AS status, v.volume_name AS volume, v.storage_class "
         "FROM o JOIN volumes v USING (event_id)",
-        ("namespace", "name", "status", "volume", "storage_class", "age_s"),
+        ("namespace", "name", "status", "volume", "storage_class"),
         {"status.phase": "status"}),
     "PersistentVolume": Listing(
         "SELECT o.*, v.phase AS status, v.claim_namespace || '/' || v.claim_name AS claim, "
         "  v.storage_class FROM o JOIN volumes v USING (event_id)",
-        ("name", "status", "claim", "storage_class", "age_s"), {"status.phase": "status"}),
+        ("name", "status", "claim", "storage_class"), {"status.phase": "status"}),
 }
-OTHER = Listing("SELECT o.* FROM o", ("namespace", "name", "age_s"), {})
-#: the key columns every row carries in JSON besides its kind's (for -o name and scripts)
-IDENTITY = ("kind", "uid", "cluster", "created_at")
+OTHER = Listing("SELECT o.* FROM o", ("namespace", "name"), {})
+#: what every row carries after its kind's columns
+IDENTITY = ("age_s", "kind", "uid", "cluster", "created_at")
 
 
 def get(con: duckdb.DuckDBPyConnection, kind: str, at: datetime, *,

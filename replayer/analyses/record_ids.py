@@ -1,6 +1,6 @@
-"""Evidence ids that outlive the database: a record's id is its resource, a tag of its
-recorder session (8 hex digits of md5(cluster/session)) and its sequence number in that
-session's topic — ``pods:3f2a9c1d:42``. The recorder numbers each session's records per
+"""Evidence ids that outlive the database: a record's id is its resource (kubectl's short
+name where it has one), a tag of its recorder session (8 hex digits of md5(cluster/session))
+and its sequence number in that session's topic — ``po:3f2a9c1d:42``. The recorder numbers each session's records per
 topic without gaps, so the id is the same in every database loaded from the recording,
 whatever the load order, the window (``incident --since``) or a ``--rebuild``; a kubectl
 import's session is its file's name, its sequence the object's place in the file.
@@ -17,10 +17,13 @@ from typing import Any, Iterable, Sequence
 import duckdb
 
 from schemas.errors import KtraceError
+from schemas.kinds import KINDS, UnknownKind, kind_name
 
 #: a raw_events row's session tag, and its record id, in SQL
 SESSION_TAG_SQL = "substr(md5(cluster || '/' || session), 1, 8)"
-RECORD_ID_SQL = f"resource || ':' || {SESSION_TAG_SQL} || ':' || seq"
+_PREFIX_SQL = ("CASE resource " + " ".join(f"WHEN '{k.resource}' THEN '{k.short[0]}'"
+                                           for k in KINDS if k.short) + " ELSE resource END")
+RECORD_ID_SQL = f"{_PREFIX_SQL} || ':' || {SESSION_TAG_SQL} || ':' || seq"
 #: columns (and keys of nested structs, such as a cause's ``evidence``) holding event ids
 EVIDENCE_KEYS = frozenset({"evidence_event_id", "evidence"})
 _RECORD_ID = re.compile(r"^([a-z0-9.-]+):([0-9a-f]{8}):(\d+)$")
@@ -106,8 +109,12 @@ def event_id_of(con: duckdb.DuckDBPyConnection, evidence_id: str) -> int:
     m = _RECORD_ID.match(text)
     if m is None:
         raise UnknownEvidence(f"{evidence_id!r} is not an evidence id (RESOURCE:SESSION:SEQ, "
-                              "e.g. pods:3f2a9c1d:42, as the analyses print them)")
-    resource, tag, seq = m.groups()
+                              "e.g. po:3f2a9c1d:42, as the analyses print them)")
+    prefix, tag, seq = m.groups()
+    try:
+        resource = kind_name(prefix).resource
+    except UnknownKind:
+        resource = prefix  # a kind outside the table (imports keep any resource)
     rows = con.execute("SELECT event_id FROM raw_events WHERE resource = ? AND seq = ? AND "
                        f"{SESSION_TAG_SQL} = ?",
                        [resource, int(seq), tag]).fetchall()
