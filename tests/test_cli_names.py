@@ -129,3 +129,15 @@ def test_cluster_filters_every_analysis(dbs, command: list[str]):
     assert (result.exit_code == 1 and "cluster nowhere" in result.output) or (
         result.exit_code == 0 and not any(json.loads(result.output) if command[0] != "races"
                                           else json.loads(result.output).values()))
+
+
+def test_the_report_draws_one_cluster_s_pods(dbs, tmp_path):
+    counts = {}
+    for cluster in ("capture", "public"):
+        result = CliRunner().invoke(cli, ["report", "--cluster", cluster, "--db", dbs["both"],
+                                          "--html", str(tmp_path / f"{cluster}.html")])
+        assert result.exit_code == 0, result.output
+        counts[cluster] = int(result.stderr.rsplit("(", 1)[1].split()[0])
+    alone = {c: len(as_json("query", "SELECT DISTINCT uid FROM pod_transitions", "--db", db))
+             for c, db in (("capture", dbs["demo"]), ("public", dbs["public"]))}
+    assert counts == alone
