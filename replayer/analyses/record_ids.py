@@ -12,9 +12,10 @@ turns them back (``event_id_of``)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-import duckdb
+if TYPE_CHECKING:  # the CLI reads this module's names without starting DuckDB
+    import duckdb
 
 from schemas.errors import KtraceError
 from schemas.kinds import KINDS, UnknownKind, kind_name

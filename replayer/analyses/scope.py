@@ -9,8 +9,10 @@ cluster at another's end would make everything in it look stuck for the differen
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:  # the CLI reads this module's names without starting DuckDB
+    import duckdb
 
 #: ``uid`` of an object of cluster ``?`` (or any cluster when ``?`` is NULL); two parameters
 CLUSTER_UIDS = ("(?::VARCHAR IS NULL OR {uid} IN "
