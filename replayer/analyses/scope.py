@@ -31,11 +31,10 @@ def of_cluster_session(session: str = "session") -> str:
     return CLUSTER_SESSIONS.format(session=session)
 
 
-def clusters(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> list[str]:
-    """The clusters the database holds (only ``cluster``, when it is one of them)."""
+def clusters(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The clusters the database holds."""
     rows = con.execute("SELECT DISTINCT cluster FROM raw_events WHERE cluster IS NOT NULL "
-                       "AND (? IS NULL OR cluster = ?) ORDER BY cluster",
-                       [cluster, cluster]).fetchall()
+                       "ORDER BY cluster").fetchall()
     return [r[0] for r in rows]
 
 

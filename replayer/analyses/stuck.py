@@ -38,8 +38,10 @@ def stuck(con: duckdb.DuckDBPyConnection, *, at: datetime | None = None,
     data — after it, ktrace cannot know what happened). Each cluster is judged at its own
     end, so one recorded later does not age the objects of another."""
     rows, whens, clamped = [], [], False
-    for name in clusters(con, cluster):
-        end = data_end(con, name)
+    held = clusters(con)
+    for name in [c for c in held if cluster in (None, c)]:
+        only = name if len(held) > 1 else None  # one cluster: no filter to pay for
+        end = data_end(con, only)
         clamped |= at is not None and at > end
         when = end if at is None or at > end else at
         whens.append(when)
@@ -51,6 +53,6 @@ def stuck(con: duckdb.DuckDBPyConnection, *, at: datetime | None = None,
             f"  AND {of_cluster()} "
             "ORDER BY problem = 'terminating' DESC, kind, namespace, name",
             [name, when, margin_s, threshold_s, list(problems), namespace, namespace,
-             namespace, name, name])
+             namespace, only, only])
         rows += found
     return Judged(([*PROBLEM_COLUMNS, "cluster"], rows), max(whens, default=at), clamped)
