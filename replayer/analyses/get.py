@@ -40,34 +40,39 @@ class Listing:
     finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
-def pod_status(row: dict[str, Any]) -> dict[str, Any]:
-    """READY and STATUS as kubectl's printer derives them from the containers' states."""
-    main = [c for c in row["containers"] or [] if not c["init"]]
-    status = row["status_reason"] or row["phase"] or "Unknown"
-    init = [c for c in row["containers"] or [] if c["init"] and not c["sidecar"]]
-    initializing = False
+def _init_status(init: list[dict[str, Any]]) -> str | None:
+    """``Init:…`` while an init container has not finished (None once all have)."""
     for i, c in enumerate(init):
         if c["state"] == "terminated" and c["exit_code"] == 0:
             continue
-        initializing = True
         if c["state"] == "terminated":
-            status = "Init:" + (c["reason"] or f"ExitCode:{c['exit_code']}")
-        elif c["state"] == "waiting" and c["reason"] and c["reason"] != "PodInitializing":
-            status = "Init:" + c["reason"]
-        else:
-            status = f"Init:{i}/{len(init)}"
-        break
-    if not initializing:
-        running = False
-        for c in reversed(main):
-            if c["state"] in ("waiting", "terminated") and c["reason"]:
-                status = c["reason"]
-            elif c["state"] == "terminated":
-                status = f"Signal:{c['signal']}" if c["signal"] else f"ExitCode:{c['exit_code']}"
-            elif c["state"] == "running" and c["ready"]:
-                running = True
-        if status == "Completed" and running:
-            status = "Running"
+            return "Init:" + (c["reason"] or f"ExitCode:{c['exit_code']}")
+        if c["state"] == "waiting" and c["reason"] and c["reason"] != "PodInitializing":
+            return "Init:" + c["reason"]
+        return f"Init:{i}/{len(init)}"
+    return None
+
+
+def _container_status(main: list[dict[str, Any]], status: str) -> str:
+    """The last container's waiting or terminated reason wins over the phase."""
+    running = False
+    for c in reversed(main):
+        if c["state"] in ("waiting", "terminated") and c["reason"]:
+            status = c["reason"]
+        elif c["state"] == "terminated":
+            status = f"Signal:{c['signal']}" if c["signal"] else f"ExitCode:{c['exit_code']}"
+        elif c["state"] == "running" and c["ready"]:
+            running = True
+    return "Running" if status == "Completed" and running else status
+
+
+def pod_status(row: dict[str, Any]) -> dict[str, Any]:
+    """READY and STATUS as kubectl's printer derives them from the containers' states."""
+    containers = row["containers"] or []
+    main = [c for c in containers if not c["init"]]
+    init = [c for c in containers if c["init"] and not c["sidecar"]]
+    status = (_init_status(init)
+              or _container_status(main, row["status_reason"] or row["phase"] or "Unknown"))
     if row["deletion_at"] is not None:
         status = "Unknown" if row["status_reason"] == "NodeLost" else "Terminating"
     total = row["spec_containers"] or len(main)
@@ -84,6 +89,10 @@ def node_status(row: dict[str, Any]) -> dict[str, Any]:
 
 def _ratio(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, "ready": f"{row['ready_replicas'] or 0}/{row['replicas'] or 0}"}
+
+
+def _desired(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "desired": row["replicas"]}
 
 
 _WORKLOAD = ("SELECT o.*, w.replicas, coalesce(w.status_replicas, 0) AS current, "
@@ -106,11 +115,11 @@ LISTINGS: dict[str, Listing] = {
         {"spec.nodeName": "node", "status.phase": "phase", "status.podIP": "ip"},
         pod_status),
     "Deployment": Listing(_WORKLOAD, ("namespace", "name", "ready", "up_to_date", "available"), {}, _ratio),
-    "ReplicaSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas"), {}, lambda r: {**r, "desired": r["replicas"]}),
+    "ReplicaSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas"), {}, _desired),
     "StatefulSet": Listing(_WORKLOAD, ("namespace", "name", "ready"), {}, _ratio),
     "DaemonSet": Listing(_WORKLOAD, ("namespace", "name", "desired", "current", "ready_replicas",
                                      "up_to_date", "available"), {},
-                         lambda r: {**r, "desired": r["replicas"]}),
+                         _desired),
     "Job": Listing(_WORKLOAD, ("namespace", "name", "succeeded", "active", "failed"),
                    {}, lambda r: {**r, "succeeded": r["ready_replicas"], "active": r["current"],
                                   "failed": r["unavailable"]}),
