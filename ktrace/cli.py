@@ -50,6 +50,8 @@ COMMANDS = {
     "gaps": "ktrace.commands.analyze:gaps",
     "races": "ktrace.commands.analyze:races",
     "state": "ktrace.commands.analyze:state",
+    "get": "ktrace.commands.get:get",
+    "info": "ktrace.commands.info:info",
     "incident": "ktrace.commands.analyze:incident",
     "report": "ktrace.commands.report:report",
 }

@@ -55,6 +55,8 @@ class Column:
     max_width: int | None = None
     #: prose rather than a name: shrunk first when a table must fit the terminal
     flex: bool = False
+    #: a value to copy (an evidence id): never shortened to fit
+    keep: bool = False
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS and self.show in SHOWS, self
@@ -344,17 +346,21 @@ def table_text(answer: Answer, out: Output) -> str:
                        f"{out.width} characters: -o wide or -o json shows them", err=True)
             columns, widths, cells = columns[:shown], widths[:shown], [r[:shown] for r in cells]
         widths = fit(widths, [c.flex for c in columns],
-                     out.width - len(GUTTER) * (len(widths) - 1))
+                     out.width - len(GUTTER) * (len(widths) - 1),
+                     keep=[c.keep for c in columns])
     lines = [[c.title for c in columns]] + cells
     return "".join(GUTTER.join(clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
                    + "\n" for line in lines)
 
 
-def fit(widths: list[int], flex: list[bool], room: int) -> list[int]:
-    """Shrink the widest prose columns first, then the widest of the rest, one character at
-    a time, until the columns fit ``room`` (none below MIN_WIDTH)."""
+def fit(widths: list[int], flex: list[bool], room: int,
+        keep: list[bool] | None = None) -> list[int]:
+    """Shrink the widest prose columns first, then the widest of the rest (never a ``keep``
+    column), one character at a time, until the columns fit ``room`` (none below MIN_WIDTH)."""
     widths = list(widths)
-    for candidates in ([i for i, f in enumerate(flex) if f], list(range(len(widths)))):
+    fixed = keep or [False] * len(widths)
+    for candidates in ([i for i, f in enumerate(flex) if f and not fixed[i]],
+                       [i for i in range(len(widths)) if not fixed[i]]):
         while sum(widths) > room and candidates:
             widest = max(candidates, key=lambda i: widths[i])
             if widths[widest] <= MIN_WIDTH:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ktrace.output import Column as C, View
 
-EVIDENCE = "event id of the record that shows it (`ktrace evidence ID`)"
+EVIDENCE = ("evidence id of the record that shows it, RESOURCE:SESSION:SEQ — the same in every "
+            "database loaded from the recording (`ktrace evidence ID`)")
 
 STUCK = View("stuck", "a list with one row per stuck object, most telling first", (
     C("kind", "Kind of the object"),
@@ -19,10 +20,13 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("top_cause", "the best-ranked cause", header="CAUSE", flex=True),
     C("causes", "every cause ranked: list of {cause, score, detail, evidence}",
       show="wide", flex=True),
-    C("evidence_event_id", EVIDENCE),
+    C("evidence_event_id", EVIDENCE, keep=True),
+    C("cluster", "the cluster it belongs to (each judged at the end of its own data)",
+      show="wide"),
 ), names=("name",))
 
 TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (
+    C("namespace", "the pod's namespace (a workload's pods may span several)"),
     C("pod", "the pod's name"),
     C("uid", "the pod's uid (a reused name is two pods)", show="wide"),
     C("step_no", "the step's number in this pod's life", show="wide", header="#"),
@@ -32,7 +36,7 @@ TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod,
     C("since_first_s", "seconds since the pod's first step", kind="seconds",
       header="SINCE FIRST", show="wide"),
     C("component", "who made the change (kubelet, kube-scheduler, …)", flex=True),
-    C("evidence_event_id", EVIDENCE),
+    C("evidence_event_id", EVIDENCE, keep=True),
     C("detail", "what the record says", flex=True),
 ), names=("pod",), kind="pod")
 
@@ -49,7 +53,7 @@ GAPS = View("gaps", "a list of slow steps and stretches the recording did not se
     C("threshold_s", "the threshold a slow step passed", kind="seconds", show="wide",
       header="THRESHOLD"),
     C("detail", "what happened", flex=True),
-    C("evidence_event_id", EVIDENCE),
+    C("evidence_event_id", EVIDENCE, keep=True),
 ), names=("name",), kind="pod")
 
 RACES = View("races", "terminating pods behind a Service: did containers stop before the "
@@ -66,7 +70,7 @@ RACES = View("races", "terminating pods behind a Service: did containers stop be
     C("containers_stopped_at", "containers stopped (RFC 3339)", show="wide"),
     C("request_to_endpoint_off_s", "seconds from the request to the endpoint going off",
       kind="seconds", show="wide", header="TO OFF"),
-    C("evidence", "event ids of the records that show it", show="wide"),
+    C("evidence", "evidence ids of the records that show it", show="wide"),
 ), names=("pod",), kind="pod")
 
 RACE_SUMMARY = View("race_summary", "per namespace: the distribution and a suggested "
@@ -144,11 +148,13 @@ STORY_STEPS = View("story_steps", "the steps of an explained object (its table)"
     C("step", "what happened"),
     C("component", "who did it", flex=True),
     C("detail", "what the record says", flex=True),
-    C("evidence_event_id", EVIDENCE),
+    C("evidence_event_id", EVIDENCE, keep=True),
 ))
 
 EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refused)", (
-    C("event_id", "the evidence id"),
+    C("id", "the evidence id (RESOURCE:SESSION:SEQ, the same in every database loaded from "
+      "the recording)"),
+    C("event_id", "this database's event_id of the record (what `ktrace query` sees)"),
     C("kind", "Kind of the object"),
     C("namespace", "its namespace"),
     C("name", "its name"),
@@ -172,14 +178,96 @@ EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refu
     C("object", "the stored object (redacted as stored)"),
 ), names=("name",))
 
+
+def _get_view(kind: str, columns: tuple[C, ...], *, age: str = "table") -> View:
+    """``ktrace get``'s rows of one kind: its kubectl columns, then what every row carries."""
+    return View(f"get_{kind.lower()}", f"{kind} objects as they were at --at", (
+        *columns,
+        C("age_s", "seconds since creationTimestamp, at --at or the end of its cluster's "
+                   "data (the earlier)", kind="seconds", header="AGE", show=age),
+        C("kind", "Kind", show="data"),
+        C("uid", "uid", show="wide"),
+        C("cluster", "cluster", show="wide"),
+        C("created_at", "creationTimestamp", show="data"),
+    ), names=("name",), kind=kind.lower())
+
+
+NS = C("namespace", "namespace")
+NAME = C("name", "name")
+GET_VIEWS = {
+    "Pod": _get_view("Pod", (NS, NAME, C("ready", "ready containers / containers"),
+                             C("status", "STATUS as kubectl prints it (Running, "
+                                         "CrashLoopBackOff, Init:0/1, Terminating, …)", flex=True),
+                             C("restarts", "restarts of its containers"),
+                             C("ip", "pod IP", show="wide"),
+                             C("node", "the node it runs on"))),
+    "Deployment": _get_view("Deployment", (NS, NAME, C("ready", "ready / desired replicas"),
+                                           C("up_to_date", "updated replicas"),
+                                           C("available", "available replicas"))),
+    "ReplicaSet": _get_view("ReplicaSet", (NS, NAME, C("desired", "desired replicas"),
+                                           C("current", "replicas"),
+                                           C("ready_replicas", "ready replicas", header="READY"))),
+    "StatefulSet": _get_view("StatefulSet", (NS, NAME, C("ready", "ready / desired replicas"))),
+    "DaemonSet": _get_view("DaemonSet", (NS, NAME, C("desired", "desired scheduled"),
+                                         C("current", "scheduled"),
+                                         C("ready_replicas", "ready", header="READY"),
+                                         C("up_to_date", "updated"),
+                                         C("available", "available"))),
+    "Job": _get_view("Job", (NS, NAME, C("succeeded", "pods succeeded"),
+                             C("active", "pods active"), C("failed", "pods failed"))),
+    "Node": _get_view("Node", (NAME, C("status", "Ready, NotReady or Unknown "
+                                                 "(,SchedulingDisabled when cordoned)"),
+                               C("roles", "node-role labels"))),
+    "Namespace": _get_view("Namespace", (NAME, C("status", "Active or Terminating"))),
+    "PersistentVolumeClaim": _get_view("PersistentVolumeClaim", (
+        NS, NAME, C("status", "phase"), C("volume", "bound volume"),
+        C("storage_class", "storage class", show="wide"))),
+    "PersistentVolume": _get_view("PersistentVolume", (
+        NAME, C("status", "phase"), C("claim", "namespace/name of its claim"),
+        C("storage_class", "storage class", show="wide"))),
+    "Event": _get_view("Event", (
+        NS, C("last_seen", "the last time it was observed", kind="age", header="LAST SEEN"),
+        C("type", "Normal or Warning"), C("reason", "reason"),
+        C("object", "Kind/name of the object it is about"),
+        C("message", "what it says", flex=True)), age="data"),
+}
+GET_OTHER = _get_view("Object", (NS, NAME))
+
+INFO_CLUSTERS = View("info_clusters", "each cluster's recorded window", (
+    C("cluster", "cluster name (record --cluster, import --cluster)"),
+    C("first_received_at", "its first record's receive time"),
+    C("last_received_at", "its last record's receive time"),
+    C("window_s", "seconds between them", kind="seconds", header="WINDOW"),
+    C("records", "records"), C("objects", "distinct objects"), C("sessions", "recorder sessions"),
+))
+INFO_SESSIONS = View("info_sessions", "recorder sessions and kubectl imports", (
+    C("cluster", "cluster"), C("session", "session id (import:FILE for an import)", flex=True),
+    C("first_received_at", "first record"), C("last_received_at", "last record"),
+    C("records", "records"), C("ended", "whether it ended cleanly (SESSION_END)"),
+))
+INFO_KINDS = View("info_kinds", "the kinds held", (
+    C("kind", "Kind"), C("resource", "resource (topic suffix)"), C("records", "records"),
+    C("objects", "distinct objects"), C("at_end", "objects that exist at the end of the data"),
+))
+INFO_UNSEEN = View("info_unseen", "stretches the recording did not see, by type", (
+    C("type", "gap_marker, session_gap, session_lost, sequence_hole, damaged, …"),
+    C("stretches", "how many"),
+    C("total_s", "their total length", kind="seconds", header="TOTAL"),
+    C("first_start_at", "the first one's start"), C("last_end_at", "the last one's end"),
+    C("topics", "topics they are in", flex=True),
+))
+
 #: every fixed view by name: the sections of reports and the schemas docs/cli.md lists
 VIEWS = {v.name: v for v in (STUCK, TIMELINE, GAPS, RACES, RACE_SUMMARY, CAPACITY_DIPS, STATE,
-                             TOPICS, RECORDING, EXPLAIN, EVIDENCE_RECORD)}
+                             TOPICS, RECORDING, EXPLAIN, EVIDENCE_RECORD, *GET_VIEWS.values(),
+                             GET_OTHER, INFO_CLUSTERS, INFO_SESSIONS, INFO_KINDS, INFO_UNSEEN)}
 #: which views each command prints (docs/cli.md's JSON keys come from here)
 COMMAND_VIEWS = {
     "stuck": ("stuck",), "timeline": ("timeline",), "gaps": ("gaps",), "state": ("state",),
     "topics": ("topics",), "races": ("races", "race_summary", "capacity_dips"),
     "explain": ("explain",), "evidence": ("evidence",),
+    "get": tuple(v.name for v in (*GET_VIEWS.values(), GET_OTHER)),
+    "info": ("info_clusters", "info_sessions", "info_kinds", "info_unseen"),
     "demo": ("recording", "stuck", "races", "race_summary", "capacity_dips", "gaps"),
     "incident": ("recording", "stuck", "races", "race_summary", "capacity_dips", "gaps"),
 }

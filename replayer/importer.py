@@ -26,19 +26,12 @@ from schemas import locallog
 from schemas.codec import Record
 from schemas.errors import DecodeError, KtraceError
 from schemas.facts import Obj, parse_time
+from schemas.kinds import resource_of
 from schemas.records import object_record
 from schemas.redaction import Redactor, is_refused
 
 IMPORT_TOPIC_PREFIX = "import:"
 WATCH_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED"})
-RESOURCES = {
-    "Pod": "pods", "EndpointSlice": "endpointslices", "Event": "events", "Node": "nodes",
-    "Lease": "leases", "ReplicaSet": "replicasets", "Deployment": "deployments",
-    "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs",
-    "PersistentVolumeClaim": "persistentvolumeclaims", "PersistentVolume": "persistentvolumes",
-    "VolumeAttachment": "volumeattachments", "Namespace": "namespaces", "Service": "services",
-    "Endpoints": "endpoints",
-}
 
 
 class NothingImportable(KtraceError):
@@ -102,7 +95,7 @@ def _record(event_type: str, obj: Obj, redactor: Redactor, cluster: str, session
             seqs: Counter, received: int, source: str) -> Record:
     redactor.apply(obj)
     kind = obj.get("kind") or ""
-    resource = RESOURCES.get(kind, kind.lower() + "s")
+    resource = resource_of(kind)
     record = object_record(
         cluster=cluster, session=session, seq=seqs[resource], event_type=event_type,
         resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=received,

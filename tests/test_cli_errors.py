@@ -93,7 +93,7 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], int, str]] = [
         "replay", recording("scenarios"), "--since", "2020-01-01T00:00:00Z", "--until",
         "2020-01-02T00:00:00Z", "--db", str(t / "x")], 1, "the window lies outside the recording"),
     ("unknown kind", lambda t, d: ["state", "--at", "2026-11-30T07:12:00Z", "--kind", "Bogus",
-                                   "--db", d], 1, "unknown kind 'Bogus': this database holds "),
+                                   "--db", d], 1, "unknown kind 'Bogus'; known: pods, replicasets"),
     ("negative stuck margin", lambda t, d: ["stuck", "--margin", "-1", "--db", d], 2,
      "'-1': a duration cannot be negative"),
     ("negative races margin", lambda t, d: ["races", "--margin", "-5", "--db", d], 2,

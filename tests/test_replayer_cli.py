@@ -52,7 +52,7 @@ def test_timeline_of_a_deployment(dbfile: str):
     assert [s["step"] for s in first][-3:] == ["terminal", "deleted", "endpoint_removed"]
     assert all(s["time"].endswith("Z") and s["uid"] for s in first)
     table = run("timeline", "held", "--db", dbfile)
-    assert table.output.splitlines()[0].split()[:3] == ["POD", "STEP", "TIME"]
+    assert table.output.splitlines()[0].split()[:3] == ["NAMESPACE", "POD", "STEP"]
 
 
 def test_stuck_at_a_time_and_at_the_end(dbfile: str):
@@ -88,16 +88,18 @@ def test_import_command(tmp_path: Path):
                                           "0 filtered out, 18 problems)")
 
 
-def test_incident_loads_a_window_and_reports(tmp_path: Path):
+def test_incident_loads_a_window_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)  # where the window's database is written
     out = run("incident", recording("scenarios"), "--since", "2026-11-30T07:11:40Z",
               "--until", "2026-11-30T07:12:23Z", "-o", "json")
-    report = json.loads(out.output)
+    report = json.loads(out.stdout)
     assert report["recording"][0]["first_received_at"] >= "2026-11-30T07:11:40"
     assert {r["name"] for r in report["stuck"]} >= {"held", "busy", "hooked"}
 
 
-def test_demo_finds_the_race_and_the_finalizer():
-    report = json.loads(run("demo", "-o", "json").output)
+def test_demo_finds_the_race_and_the_finalizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    report = json.loads(run("demo", "-o", "json").stdout)
     raced = report["races"]
     assert {r["verdict"] for r in raced} == {"stopped_before_endpoint_off"}
     assert ("held", "finalizers") in {(r["name"], r["top_cause"]) for r in report["stuck"]}

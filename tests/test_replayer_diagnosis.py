@@ -152,9 +152,9 @@ def test_a_reused_name_is_two_pods(edge):
 
 def test_the_timeline_of_a_reused_name_is_two_pods_by_uid(edge):
     columns, found = timeline(edge, "reused")
-    assert columns[:2] == ["pod", "uid"] and len({r[1] for r in found}) == 2
+    assert columns[:3] == ["namespace", "pod", "uid"] and len({r[2] for r in found}) == 2
     _, found = timeline(edge, "stubborn")
-    assert len({r[1] for r in found}) == 1
+    assert len({r[2] for r in found}) == 1
 
 
 def test_a_name_reused_before_the_old_pods_deletion_was_seen_ends_its_timeline(tmp_path):

@@ -65,7 +65,7 @@ def test_every_evidence_id_printed_opens_with_ktrace_evidence(demo_db: str):
         s["evidence_event_id"] for s in story["timeline"]}
     for event_id in sorted(ids):
         record = json.loads(run("evidence", str(event_id), "--db", demo_db, "-o", "json"))
-        assert record["event_id"] == event_id and record["topic"].startswith("ktrace.")
+        assert record["id"] == event_id and record["topic"].startswith("ktrace.")
         assert record["object"] is not None or record["type"] not in ("ADDED", "MODIFIED")
     text = run("evidence", str(story["timeline"][0]["evidence_event_id"]), "--db", demo_db)
     assert re.search(r"^name: +held$", text, re.M) and "pods:" in text

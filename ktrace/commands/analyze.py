@@ -5,10 +5,12 @@ run them, so that `--help` and the commands that need none of them start fast.""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import tempfile
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -16,10 +18,12 @@ import click
 
 from ktrace.commands.topics import open_source, require_topics
 from ktrace import views
+from ktrace.databases import echo_where, incident_db_path
 from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
 from ktrace.output import (Answer, Output, dynamic_view, emit, emit_document, emit_report,
                           output_option, report_output_options, rfc3339, write)
 from ktrace.prose import record_text, stories_text
+from ktrace.scope import scope_options
 from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
 from replayer.when import parse_when, to_timestamp, to_us
@@ -152,31 +156,34 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 
 
 @click.command()
-@click.argument("target", metavar="POD | deploy/NAME")
-@namespace_option
+@click.argument("target", metavar="POD | KIND/NAME")
+@scope_options
 @with_db
 @output_option
-def timeline(target: str, namespace: str | None, con, output: str) -> None:
-    """A pod's lifecycle (or every pod of a Deployment): steps, times, deltas, components.
+def timeline(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
+    """A pod's lifecycle (or every pod of a workload): steps, times, deltas, components.
+    POD is NAME, pod/NAME or po/NAME; KIND/NAME a workload: deploy/web, rs/…, sts/…, ds/…,
+    job/…
 
     Examples:
 
     \b
       ktrace timeline web-857bb4bd9d-84bp4 --db demo.duckdb
+      ktrace timeline po/web-857bb4bd9d-84bp4 --cluster prod
       ktrace timeline deploy/web -n shop -o wide"""
     from replayer.analyses.timeline import timeline as pod_timeline
-    emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace)), output)
+    emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace, cluster)), output)
 
 
 @click.command()
 @click.argument("target", metavar="POD | KIND/NAME")
-@namespace_option
+@scope_options
 @with_db
 @output_option
-def explain(target: str, namespace: str | None, con, output: str) -> None:
+def explain(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
-    sentences with evidence ids and what to do. KIND is pod, deploy, rs, pvc, pv, ns,
-    node, sts, ds or job.
+    sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
+    deploy, rs, pvc, pv, ns, no, sts, ds, job…
 
     Examples:
 
@@ -184,7 +191,7 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
       ktrace explain held --db demo.duckdb
       ktrace explain deploy/web -n shop -o yaml"""
     from replayer.analyses.explain import explain as explain_object
-    stories = explain_object(con, target, namespace)
+    stories = explain_object(con, target, namespace, cluster)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",
                       names=[f"{s.kind.lower()}/{s.name}" for s in stories])
@@ -193,22 +200,23 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
 
 
 @click.command()
-@click.argument("event_id", type=int, metavar="ID")
+@click.argument("evidence_id", metavar="ID")
 @click.option("--full", is_flag=True, help="Also print the stored object (redacted as stored).")
 @with_db
 @output_option
-def evidence(event_id: int, full: bool, con, output: str) -> None:
-    """The record behind an evidence id printed by another command: what it is, where it
-    came from (topic/partition/offset), and the facts it holds. -o json includes the
-    stored object.
+def evidence(evidence_id: str, full: bool, con, output: str) -> None:
+    """The record behind an evidence id printed by another command (po:3f2a9c1d:42: the
+    same in every database loaded from the recording), or an event_id from `ktrace query`:
+    what it is, where it came from (topic/partition/offset), and the facts it holds. -o json
+    includes the stored object.
 
     Examples:
 
     \b
-      ktrace evidence 387 --db demo.duckdb
-      ktrace evidence 387 -o json | jq .object.metadata"""
+      ktrace evidence po:3f2a9c1d:42 --db demo.duckdb
+      ktrace evidence po:3f2a9c1d:42 -o json | jq .object.metadata"""
     from replayer.analyses.evidence import evidence as show_evidence
-    record = show_evidence(con, event_id, full=full or output in ("json", "yaml"))
+    record = show_evidence(con, evidence_id, full=full or output in ("json", "yaml"))
     if output not in ("table", "wide"):
         emit_document(record, output, "evidence",
                       names=[f"{str(record['kind']).lower()}/{record['name']}"])
@@ -228,11 +236,11 @@ def evidence(event_id: int, full: bool, con, output: str) -> None:
               help="Only pods that do not run or get Ready, and workloads that cannot make them.")
 @click.option("--terminating", "only", flag_value="terminating",
               help="Only deletions that never finished.")
-@namespace_option
+@scope_options
 @with_db
 @output_option
 def stuck(at: str | None, margin: float, threshold: float, only: str | None,
-          namespace: str | None, con, output: str) -> None:
+          namespace: str | None, cluster: str | None, con, output: str) -> None:
     """What is stuck, with ranked causes and their evidence: deletions that never finished
     (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
     ReplicaSets/Deployments that cannot make or roll out their pods.
@@ -245,7 +253,7 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
       ktrace stuck --at end-10m -o json"""
     from replayer.analyses.stuck import stuck as find_stuck
     problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
-    judged = find_stuck(con, at=moment(at, con), namespace=namespace, margin_s=margin,
+    judged = find_stuck(con, at=moment(at, con), namespace=namespace, cluster=cluster, margin_s=margin,
                         threshold_s=threshold, problems=problems)
     if judged.clamped:
         click.echo(f"note: the data ends at {rfc3339(judged.at)}; judged as of then", err=True)
@@ -256,10 +264,11 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 @click.option("--threshold", "thresholds", multiple=True, metavar="STEP=DURATION",
               help="Override a slow-step threshold, e.g. create_to_schedule=10 (seconds) "
                    "or stopped_to_deleted=2m.")
-@namespace_option
+@scope_options
 @with_db
 @output_option
-def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -> None:
+def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None, con,
+         output: str) -> None:
     """Slow lifecycle steps and stretches the recording did not see.
 
     Examples:
@@ -277,17 +286,18 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, con, output: str) -
         except click.BadParameter as exc:
             raise click.BadParameter(f"{item!r}: expected STEP=DURATION; {exc.message}",
                                      param_hint="--threshold") from None
-    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, thresholds=parsed)), output)
+    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, cluster=cluster,
+                                         thresholds=parsed)), output)
 
 
 @click.command()
 @click.option("--margin", type=DurationType(allow_zero=True), default=1.0, show_default=True,
               help="Dataplane margin: containers stopping this soon after the endpoint went "
                    "off are flagged too.")
-@namespace_option
+@scope_options
 @with_db
 @report_output_options
-def races(margin: float, namespace: str | None, con, out: Output) -> None:
+def races(margin: float, namespace: str | None, cluster: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips.
 
@@ -299,22 +309,24 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
       ktrace races -o csv --output-dir races/"""
     from replayer.analyses.races import capacity_dips, race_summary, races as find_races
     from replayer.analyses.report import Section
+    scope = {"namespace": namespace, "cluster": cluster}
     print_sections([
         Section("races", "Terminating pods behind a Service",
-                *find_races(con, namespace=namespace, margin_s=margin)),
+                *find_races(con, **scope, margin_s=margin)),
         Section("race_summary", "Distribution and suggested preStop delay",
-                *race_summary(con, namespace=namespace, margin_s=margin)),
-        Section("capacity_dips", "Capacity dips", *capacity_dips(con, namespace=namespace)),
+                *race_summary(con, **scope, margin_s=margin)),
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, **scope)),
     ], out)
 
 
 @click.command()
 @click.option("--at", metavar="TIME", required=True, help=f"The moment: {TIME_FORMS}.")
-@click.option("--kind", help="Only this kind (e.g. Pod).")
-@namespace_option
+@click.option("--kind", help="Only this kind, named as kubectl names it (pods, po, Pod…).")
+@scope_options
 @with_db
 @output_option
-def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
+def state(at: str, kind: str | None, namespace: str | None, cluster: str | None, con,
+          output: str) -> None:
     """Every object as it was at a moment (AGE: since its last record, at that moment).
 
     Examples:
@@ -324,7 +336,8 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
       ktrace state --at end-1m --kind pods -n shop"""
     from replayer.analyses.state import state as state_at
     when = moment(at, con)
-    emit(Answer.of(views.STATE, state_at(con, when, namespace=namespace, kind=kind),
+    emit(Answer.of(views.STATE, state_at(con, when, namespace=namespace, cluster=cluster,
+                                         kind=kind),
                    now=when), output)
 
 
@@ -334,16 +347,19 @@ def state(at: str, kind: str | None, namespace: str | None, con, output: str) ->
 @click.option("--since", metavar="TIME", required=True, help=f"Window start: {TIME_FORMS}.")
 @click.option("--until", metavar="TIME", help="Window end (default: now).")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the window's database here, a new file (default: a temporary file).")
+              help="Keep the window's database here, a new file (default: a new file named "
+                   "after the window in the current directory).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
+@click.option("--cluster", help="Load only this cluster's records.")
 @report_output_options
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             out: Output, html_path: str | None) -> None:
-    """Load one window of a recording into a fresh database and print every finding
-    (--html also draws them into one offline file).
+             cluster: str | None, out: Output, html_path: str | None) -> None:
+    """Load one window of a recording into a new database and print every finding
+    (--html also draws them into one offline file). Its evidence ids open with
+    `ktrace evidence ID --db PATH` (PATH printed on stderr).
 
     Examples:
 
@@ -360,18 +376,28 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
         refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
     since_us, until_us = window(since, until, source_end(src, topic_prefix))
-    with tempfile.TemporaryDirectory(prefix="ktrace-incident-") as tmp:
-        path = db_path or os.path.join(tmp, "incident.duckdb")
-        con = db.open_db(path, rebuild=rebuild)
-        try:
-            require_topics(src, topic_prefix, source or "kafka")
-            summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
-                                 keep=RecordFilter(namespace, None), since_us=since_us,
-                                 until_us=until_us)
-            check_window(summary, since_us, until_us)
-            print_sections(findings(con, namespace=namespace), out)
-        finally:
-            con.close()
-            src.close()
-        if html_path:
-            write_reports(path, html=html_path, namespace=namespace)
+    path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
+    created = not os.path.exists(path)
+    con = db.open_db(path, rebuild=rebuild)
+    try:
+        require_topics(src, topic_prefix, source or "kafka")
+        summary = run_replay(src, con, source_name=source or "kafka", prefix=topic_prefix,
+                             keep=RecordFilter(namespace, cluster), since_us=since_us,
+                             until_us=until_us)
+        check_window(summary, since_us, until_us)
+    except BaseException:
+        con.close()
+        if created:  # a window that failed leaves no file of its own behind
+            for leftover in (path, path + ".wal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(leftover)
+        raise
+    finally:
+        src.close()
+    try:
+        print_sections(findings(con, namespace=namespace, cluster=cluster), out)
+    finally:
+        con.close()
+    echo_where(path, "incident")
+    if html_path:
+        write_reports(path, html=html_path, namespace=namespace)

@@ -23,7 +23,8 @@ OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 @click.option("--context", help="Kubeconfig context (default: current-context).")
 @click.option("--kinds", multiple=True, metavar="KIND[,KIND…]",
               help=f"Resources to record (default: {', '.join(DEFAULT_KINDS)}; also "
-                   f"{', '.join(OPTIONAL_KINDS)}). Secrets are never recorded.")
+                   f"{', '.join(OPTIONAL_KINDS)}), named as kubectl names them (pods, po, Pod, "
+                   "deploy…). Secrets are never recorded.")
 @click.option("-n", "--namespace", "namespaces", multiple=True,
               help="Record namespaced kinds in this namespace only (repeatable; default: all). "
                    "Leases are always those of kube-node-lease.")

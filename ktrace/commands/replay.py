@@ -5,10 +5,8 @@ that `--help` starts fast."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
-import tempfile
 import threading
 from contextlib import contextmanager
 from datetime import datetime
@@ -18,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import click
 
 from ktrace.commands.topics import open_source, require_topics
+from ktrace.databases import demo_db_path, echo_where
 from ktrace.options import TIME_FORMS, html_option, kafka_options, redaction_options
 from ktrace.output import Output, report_output_options, rfc3339
 from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
@@ -210,14 +209,16 @@ def demo_recording() -> str:
 
 @click.command()
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the demo database here, a new file (default: a temporary file).")
+              help="Keep the demo database here, a new file (default: the demo's own, "
+                   "$XDG_CACHE_HOME/ktrace/demo.duckdb, rebuilt on every run).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @report_output_options
 @html_option
 def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
     stopped before their endpoints turned not-ready, and pods held in Terminating — and
-    print what ktrace finds.
+    print what ktrace finds. Its evidence ids open with `ktrace evidence ID --db PATH`
+    (PATH printed on stderr).
 
     Examples:
 
@@ -232,15 +233,15 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
     from replayer.sources.locallog import LocalLogSource
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
-    with tempfile.TemporaryDirectory(prefix="ktrace-demo-") as tmp:
-        path = db_path or os.path.join(tmp, "demo.duckdb")
-        con = db.open_db(path, rebuild=rebuild)
-        try:
-            with progress_bar("demo") as update:
-                run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
-                           prefix="ktrace", on_batch=update)
-            print_sections(findings(con), out)
-        finally:
-            con.close()
-        if html_path:
-            write_reports(path, html=html_path)
+    path = db_path or demo_db_path()
+    con = db.open_db(path, rebuild=rebuild or not db_path)
+    try:
+        with progress_bar("demo") as update:
+            run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
+                       prefix="ktrace", on_batch=update)
+        print_sections(findings(con), out)
+    finally:
+        con.close()
+    echo_where(path, "demo")
+    if html_path:
+        write_reports(path, html=html_path)

@@ -7,8 +7,9 @@ from datetime import datetime
 
 import click
 
-from ktrace.commands.analyze import database_end, db_option, namespace_option
+from ktrace.commands.analyze import database_end, db_option
 from ktrace.options import TIME_FORMS, html_option
+from ktrace.scope import scope_options
 from replayer.when import parse_when, to_timestamp
 
 
@@ -28,14 +29,15 @@ def _when(value: str | None, db_path: str) -> datetime | None:
 @db_option
 @click.option("--since", metavar="TIME", help=f"Window start: {TIME_FORMS} (default: the data's start).")
 @click.option("--until", metavar="TIME", help="Window end (default: the data's end).")
-@namespace_option
-@click.option("--pod", "targets", multiple=True, metavar="POD | deploy/NAME",
-              help="Only these pods or Deployments' pods (repeatable).")
+@scope_options
+@click.option("--pod", "targets", multiple=True, metavar="POD | KIND/NAME",
+              help="Only these pods or workloads' pods (repeatable).")
 @html_option
 @click.option("--perfetto", "perfetto_path", type=click.Path(dir_okay=False, writable=True),
               help="Write a Chrome/Perfetto trace (JSON) here: one track per pod.")
 def report(db_path: str, since: str | None, until: str | None, namespace: str | None,
-           targets: tuple[str, ...], html_path: str | None, perfetto_path: str | None) -> None:
+           cluster: str | None, targets: tuple[str, ...], html_path: str | None,
+           perfetto_path: str | None) -> None:
     """Draw an incident from the database: findings first, then one swimlane group per pod
     (API object, endpoint, containers) with race windows, finalizer holds, grace deadlines
     and the recording's unseen stretches, and the rollouts. --html writes one offline file;
@@ -50,7 +52,8 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
     from replayer.report.files import write_reports  # DuckDB and jinja2: only when drawing
     sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since, db_path),
-                        until=_when(until, db_path), namespace=namespace, targets=targets)
+                        until=_when(until, db_path), namespace=namespace, targets=targets,
+                        cluster=cluster)
     for path in (html_path, perfetto_path):
         if path:
             click.echo(f"wrote {path} ({len(sel.uids)} pods)", err=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemas.errors import KtraceError
+from schemas.kinds import UnknownKind, kind_name
 from schemas.redaction import REFUSED_RESOURCES
 
 if TYPE_CHECKING:  # `ktrace record --help` lists the kinds without the HTTP client
@@ -85,8 +86,9 @@ class Target:
 
 
 def parse_kinds(values: tuple[str, ...] | list[str] | None) -> list[str]:
-    """``--kinds pods,nodes --kinds events`` → resource names, validated, in catalogue order."""
-    wanted = {v.strip().lower() for value in values or () for v in value.split(",") if v.strip()}
+    """``--kinds pods,no --kinds Event`` → resource names (any name kubectl takes),
+    validated, in catalogue order."""
+    wanted = {_resource(v) for value in values or () for v in value.split(",") if v.strip()}
     if not wanted:
         return list(DEFAULT_KINDS)
     if forbidden := wanted & REFUSED_RESOURCES:
@@ -96,6 +98,13 @@ def parse_kinds(values: tuple[str, ...] | list[str] | None) -> list[str]:
         raise CatalogueError(f"unknown kind(s) {', '.join(sorted(unknown))}; "
                              f"choose from {', '.join(BY_RESOURCE)}")
     return [spec.resource for spec in CATALOGUE if spec.resource in wanted]
+
+
+def _resource(name: str) -> str:
+    try:
+        return kind_name(name).resource
+    except UnknownKind:
+        return name.strip().lower()  # reported below with the catalogue's choices
 
 
 def resolve_targets(api: ApiClient, resources: list[str],

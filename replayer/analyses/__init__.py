@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
     import duckdb
 
+from replayer.analyses.record_ids import public_ids
+
 Rows = tuple[list[str], list[tuple[Any, ...]]]
 
 
@@ -22,5 +24,7 @@ def data_end(con: duckdb.DuckDBPyConnection) -> datetime | None:
 
 
 def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> Rows:
+    """The columns and rows of ``sql``, evidence ids as record ids (analyses.record_ids)."""
     cursor = con.execute(sql, list(params))
-    return [d[0] for d in cursor.description], cursor.fetchall()
+    columns = [d[0] for d in cursor.description]
+    return columns, public_ids(con, columns, cursor.fetchall())

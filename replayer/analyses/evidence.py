@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from schemas.errors import KtraceError
+from replayer.analyses.record_ids import RECORD_ID_SQL, UnknownEvidence, event_id_of
 
 #: typed tables keyed by event_id whose rows describe the record's object
 FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",
@@ -16,15 +16,18 @@ FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "n
                "markers")
 
 
-def evidence(con: duckdb.DuckDBPyConnection, event_id: int, *, full: bool = False) -> dict[str, Any]:
+def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
+             full: bool = False) -> dict[str, Any]:
+    """The record an evidence id names (a record id as analyses print it, or an event_id)."""
+    event_id = event_id_of(con, evidence_id)
     cursor = con.execute(
-        "SELECT event_id, kind, namespace, name, uid, type, inferred, resource_version, "
+        f"SELECT {RECORD_ID_SQL} AS id, event_id, kind, namespace, name, uid, type, inferred, resource_version, "
         "  received_at, time_source, component, attribution, topic, \"partition\", \"offset\", "
         "  cluster, session, seq, truncated, object_size, object "
         "FROM raw_events WHERE event_id = ?", [event_id])
     row = cursor.fetchone()
     if row is None:
-        raise KtraceError(f"no record with evidence id {event_id} in the database")
+        raise UnknownEvidence(f"no record with evidence id {evidence_id} in the database")
     record = dict(zip([d[0] for d in cursor.description], row))
     text = record.pop("object")
     facts = {}

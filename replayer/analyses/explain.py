@@ -11,26 +11,17 @@ from typing import Any
 import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
+from replayer.analyses.record_ids import public_dicts
+from replayer.analyses.scope import clusters, data_end
 from replayer.analyses.timeline import pod_uids
 from schemas.errors import KtraceError
-
-#: kubectl's names for the kinds explain takes (KIND/NAME)
-KIND_NAMES = {
-    "pod": "Pod", "pods": "Pod", "po": "Pod", "deploy": "Deployment", "deployment": "Deployment",
-    "deployments": "Deployment", "rs": "ReplicaSet", "replicaset": "ReplicaSet",
-    "replicasets": "ReplicaSet", "pvc": "PersistentVolumeClaim",
-    "persistentvolumeclaim": "PersistentVolumeClaim", "pv": "PersistentVolume",
-    "persistentvolume": "PersistentVolume", "ns": "Namespace", "namespace": "Namespace",
-    "node": "Node", "no": "Node", "sts": "StatefulSet", "statefulset": "StatefulSet",
-    "ds": "DaemonSet", "daemonset": "DaemonSet", "job": "Job",
-}
-
+from schemas.kinds import ObjectRef
 
 @dataclass
 class Finding:
     topic: str
     sentence: str
-    evidence: list[int] = field(default_factory=list)
+    evidence: list[int | str] = field(default_factory=list)
     advice: str | None = None
 
 
@@ -52,36 +43,32 @@ class Story:
                 "findings": [vars(f) for f in self.findings]}
 
 
-def explain(con: duckdb.DuckDBPyConnection, target: str,
-            namespace: str | None = None) -> list[Story]:
-    kind, name = _split(target)
+def explain(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None = None,
+            cluster: str | None = None) -> list[Story]:
+    """``target`` is ``KIND/NAME`` with any kind name kubectl takes; a bare NAME is a pod."""
+    ref = ObjectRef.parse(target)
+    kind = ref.kind.kind
     if kind == "Pod":
-        uids = pod_uids(con, name, namespace)
+        uids = pod_uids(con, target, namespace, cluster)
     elif kind == "Deployment":
-        uids = _uids(con, "Deployment", name, namespace) + pod_uids(con, target, namespace)
+        uids = (_uids(con, kind, ref.name, namespace, cluster)
+                + pod_uids(con, target, namespace, cluster))
     else:
-        uids = _uids(con, kind, name, namespace)
+        uids = _uids(con, kind, ref.name, namespace, cluster)
     return _stories(con, uids)
 
 
-def _split(target: str) -> tuple[str, str]:
-    if "/" not in target:
-        return "Pod", target
-    prefix, name = target.split("/", 1)
-    kind = KIND_NAMES.get(prefix.lower())
-    if kind is None:
-        raise KtraceError(f"unknown kind {prefix!r} in {target!r}; known: "
-                          + ", ".join(sorted(set(KIND_NAMES))))
-    return kind, name
-
-
-def _uids(con: duckdb.DuckDBPyConnection, kind: str, name: str, namespace: str | None) -> list[str]:
+def _uids(con: duckdb.DuckDBPyConnection, kind: str, name: str, namespace: str | None,
+          cluster: str | None) -> list[str]:
     rows = con.execute("SELECT DISTINCT uid FROM raw_events WHERE kind = ? AND (name = ? OR uid = ?) "
-                       "AND (? IS NULL OR namespace = ?) ORDER BY uid",
-                       [kind, name, name, namespace, namespace]).fetchall()
+                       "AND (? IS NULL OR namespace = ?) AND (? IS NULL OR cluster = ?) "
+                       "ORDER BY uid",
+                       [kind, name, name, namespace, namespace, cluster, cluster]).fetchall()
     if not rows:
+        where = ", ".join(f"{k} {v}" for k, v in (("namespace", namespace),
+                                                   ("cluster", cluster)) if v)
         raise KtraceError(f"no {kind} {name!r} in the database"
-                          + (f" (namespace {namespace})" if namespace else ""))
+                          + (f" ({where})" if where else ""))
     return [r[0] for r in rows]
 
 
@@ -104,6 +91,17 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
         timeline = [{k: v for k, v in step.items() if k != "uid"} for step in timelines.get(uid, [])]
         stories.append(Story(h["kind"], h["namespace"], h["name"], uid, h["first"], h["last"],
                              timeline, findings[uid]))
+    return _with_record_ids(con, stories)
+
+
+def _with_record_ids(con: duckdb.DuckDBPyConnection, stories: list[Story]) -> list[Story]:
+    """The stories with the evidence ids they print as record ids (one lookup for all)."""
+    mapped = public_dicts(con, [{"timeline": s.timeline,
+                                 "evidence": [f.evidence for f in s.findings]} for s in stories])
+    for story, ids in zip(stories, mapped):
+        story.timeline = ids["timeline"]
+        for finding, evidence in zip(story.findings, ids["evidence"]):
+            finding.evidence = evidence
     return stories
 
 
@@ -127,12 +125,17 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
 
 
 def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
-    found = []
-    for row in _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
-                           "  c.evidence, a.advice "
-                           "FROM problems p, unnest(p.causes) AS u(c) "
-                           "LEFT JOIN cause_advice a ON a.cause = c.cause "
-                           "WHERE list_contains(?, p.uid)", [uids]):
+    """Judged at the end of each object's cluster's data (as ``ktrace stuck`` judges)."""
+    found, rows = [], []
+    for cluster in clusters(con):
+        rows += _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, "
+                            "  c.detail, c.evidence, a.advice "
+                            "FROM problems_at(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
+                            "LEFT JOIN cause_advice a ON a.cause = c.cause "
+                            "WHERE list_contains(?, p.uid) AND p.uid IN "
+                            "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+                       [data_end(con, cluster), uids, cluster])
+    for row in rows:
         state = PROBLEM_STATES.get(row["problem"], "Stuck")
         found.append((row["uid"], Finding(
             "stuck", f"{state} for {_seconds(row['stuck_for_s'])} (since {_time(row['since'])}):"

@@ -5,22 +5,23 @@ from __future__ import annotations
 import duckdb
 
 from replayer.analyses import Rows, fetch
+from replayer.analyses.scope import of_cluster
 
 DEFAULT_MARGIN_S = 1.0
 
 
 def races(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
-          margin_s: float = DEFAULT_MARGIN_S) -> Rows:
+          cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S) -> Rows:
     return fetch(con,
                  "SELECT namespace, pod, service, verdict, exposed_s, deletion_requested_at, "
                  "  endpoint_off_at, off_state, containers_stopped_at, request_to_endpoint_off_s, "
-                 "  evidence FROM races_with(?) WHERE ? IS NULL OR namespace = ? "
-                 "ORDER BY namespace, deletion_requested_at, pod",
-                 [margin_s, namespace, namespace])
+                 "  evidence FROM races_with(?) WHERE (? IS NULL OR namespace = ?) "
+                 f"AND {of_cluster()} ORDER BY namespace, deletion_requested_at, pod",
+                 [margin_s, namespace, namespace, cluster, cluster])
 
 
 def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
-                 margin_s: float = DEFAULT_MARGIN_S) -> Rows:
+                 cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S) -> Rows:
     """The distribution and the suggested preStop delay (per namespace)."""
     return fetch(con,
                  "SELECT namespace, count(*) AS pods, "
@@ -31,12 +32,20 @@ def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None
                  "  max(request_to_endpoint_off_s) AS max_request_to_off_s, "
                  "  suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99), ?) "
                  "    AS suggested_prestop_s "
-                 "FROM races_with(?) WHERE ? IS NULL OR namespace = ? GROUP BY namespace "
-                 "ORDER BY namespace", [margin_s, margin_s, namespace, namespace])
+                 "FROM races_with(?) WHERE (? IS NULL OR namespace = ?) "
+                 f"AND {of_cluster()} GROUP BY namespace ORDER BY namespace",
+                 [margin_s, margin_s, namespace, namespace, cluster, cluster])
 
 
-def capacity_dips(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None) -> Rows:
+def capacity_dips(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
+                  cluster: str | None = None) -> Rows:
+    """Dips of a Service's ready endpoints below its Deployment's replicas (a cluster's:
+    the Deployment is one of its objects)."""
     return fetch(con,
                  "SELECT namespace, service, deployment, desired, min_ready, start_at, end_at, "
-                 "  duration_s, pods_off FROM capacity_dips WHERE ? IS NULL OR namespace = ? "
-                 "ORDER BY namespace, service, start_at", [namespace, namespace])
+                 "  duration_s, pods_off FROM capacity_dips d WHERE (? IS NULL OR namespace = ?) "
+                 "AND (? IS NULL OR EXISTS (SELECT 1 FROM raw_events r WHERE r.cluster = ? "
+                 "  AND r.kind = 'Deployment' AND r.namespace = d.namespace "
+                 "  AND r.name = d.deployment)) "
+                 "ORDER BY namespace, service, start_at",
+                 [namespace, namespace, cluster, cluster])

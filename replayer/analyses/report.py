@@ -24,22 +24,25 @@ class Section:
     rows: list[tuple[Any, ...]]
 
 
-def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None) -> list[Section]:
-    raced_cols, raced = races(con, namespace=namespace)
+def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
+             cluster: str | None = None) -> list[Section]:
+    scope = {"namespace": namespace, "cluster": cluster}
+    raced_cols, raced = races(con, **scope)
     verdict = raced_cols.index("verdict")
     sections = [
         Section("recording", "Recording", *fetch(con,
             "SELECT count(*) AS records, count(DISTINCT uid) AS objects, min(received_at) "
-            "AS first_received_at, max(received_at) AS last_received_at FROM raw_events")),
+            "AS first_received_at, max(received_at) AS last_received_at FROM raw_events "
+            "WHERE ? IS NULL OR cluster = ?", [cluster, cluster])),
         Section("stuck", "Stuck",
-                *stuck(con, namespace=namespace).rows),
+                *stuck(con, **scope).rows),
         Section("races", "Rollout races (containers stopped before or just after the endpoint went off)",
                 raced_cols, [r for r in raced if r[verdict] in
                              ("stopped_before_endpoint_off", "within_margin")]),
         Section("race_summary", "Race distribution and suggested preStop delay",
-                *race_summary(con, namespace=namespace)),
-        Section("capacity_dips", "Capacity dips", *capacity_dips(con, namespace=namespace)),
-        Section("gaps", "Gaps", *gaps(con, namespace=namespace)),
+                *race_summary(con, **scope)),
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, **scope)),
+        Section("gaps", "Gaps", *gaps(con, **scope)),
     ]
     return sections
 

@@ -7,33 +7,19 @@ from datetime import datetime
 import duckdb
 
 from replayer.analyses import Rows, fetch
-from schemas.errors import KtraceError
-
-
-class UnknownKind(KtraceError):
-    """A --kind that names nothing this database holds."""
-
-
-def resolve_kind(con: duckdb.DuckDBPyConnection, name: str) -> str:
-    """The Kind ``name`` means: a Kind (any case) or its resource (``pods``), as recorded."""
-    known = con.execute("SELECT DISTINCT kind, resource FROM raw_events WHERE kind IS NOT NULL "
-                        "ORDER BY kind").fetchall()
-    wanted = name.strip().lower()
-    for kind, resource in known:
-        if wanted in (kind.lower(), (resource or "").lower()):
-            return kind
-    kinds = sorted({kind for kind, _ in known})
-    raise UnknownKind(f"unknown kind {name!r}: this database holds {', '.join(kinds) or 'none'}")
+from schemas.kinds import kind_name
 
 
 def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None = None,
-          kind: str | None = None) -> Rows:
-    kind = resolve_kind(con, kind) if kind else None
+          cluster: str | None = None, kind: str | None = None) -> Rows:
+    """``kind`` is any name kubectl takes (``pods``, ``po``, ``Pod``)."""
+    kind = kind_name(kind).kind if kind else None
     return fetch(con,
                  "SELECT kind, namespace, name, uid, type AS last_event, resource_version, "
                  "  received_at AS last_seen_at, deletion_at, finalizers, "
                  "  (SELECT any_value(phase) FROM pods p WHERE p.event_id = s.event_id) AS phase "
                  "FROM state_at(?::TIMESTAMP) s "
                  "WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR kind = ?) "
+                 "AND (? IS NULL OR cluster = ?) "
                  "AND kind <> 'Event' ORDER BY kind, namespace, name",
-                 [at, namespace, namespace, kind, kind])
+                 [at, namespace, namespace, kind, kind, cluster, cluster])

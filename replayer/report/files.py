@@ -14,12 +14,13 @@ from replayer.report.perfetto import trace
 
 def write_reports(db_path: str, *, html: str | None = None, perfetto: str | None = None,
                   since: datetime | None = None, until: datetime | None = None,
-                  namespace: str | None = None, targets: tuple[str, ...] = ()
-                  ) -> gather.Selection:
+                  namespace: str | None = None, targets: tuple[str, ...] = (),
+                  cluster: str | None = None) -> gather.Selection:
     """Write the HTML report and/or the Chrome trace of the selected pods and window."""
     con = db.open_readonly(db_path)
     try:
-        sel = gather.select(con, since=since, until=until, namespace=namespace, targets=targets)
+        sel = gather.select(con, since=since, until=until, namespace=namespace, targets=targets,
+                            cluster=cluster)
         if html:
             text = render(con, collect(con, sel))
             with open(html, "w", encoding="utf-8") as out:

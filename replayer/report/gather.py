@@ -14,6 +14,8 @@ from typing import Any
 import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S
+from replayer.analyses.record_ids import internal_dicts
+from replayer.analyses.scope import of_cluster
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
@@ -28,6 +30,7 @@ class Selection:
     end: datetime
     namespace: str | None
     uids: list[str]
+    cluster: str | None = None
 
 
 @dataclass
@@ -74,18 +77,19 @@ def _by_uid(rows: list[Row], key: str = "uid") -> dict[str, list[Row]]:
 
 def select(con: duckdb.DuckDBPyConnection, *, since: datetime | None = None,
            until: datetime | None = None, namespace: str | None = None,
-           targets: tuple[str, ...] = ()) -> Selection:
-    """The window (default: the whole recording) and the pods with a step inside it."""
-    first, last = con.execute("SELECT min(received_at), max(received_at) FROM raw_events"
-                              ).fetchone()
+           targets: tuple[str, ...] = (), cluster: str | None = None) -> Selection:
+    """The window (default: the whole recording of ``cluster``, or of all) and the pods
+    with a step inside it."""
+    first, last = con.execute("SELECT min(received_at), max(received_at) FROM raw_events "
+                              "WHERE ? IS NULL OR cluster = ?", [cluster, cluster]).fetchone()
     start, end = since or first, until or last
-    chosen = sorted({u for t in targets for u in pod_uids(con, t, namespace)}) or None
+    chosen = sorted({u for t in targets for u in pod_uids(con, t, namespace, cluster)}) or None
     uids = [r[0] for r in con.execute(
         "SELECT uid FROM pod_transitions WHERE (? IS NULL OR namespace = ?) "
-        "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], uid)) GROUP BY uid "
-        "HAVING min(time) <= ? AND max(time) >= ? ORDER BY min(time), uid",
-        [namespace, namespace, chosen, chosen, end, start]).fetchall()]
-    return Selection(start, end, namespace, uids)
+        f"AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], uid)) AND {of_cluster()} "
+        "GROUP BY uid HAVING min(time) <= ? AND max(time) >= ? ORDER BY min(time), uid",
+        [namespace, namespace, chosen, chosen, cluster, cluster, end, start]).fetchall()]
+    return Selection(start, end, namespace, uids, cluster)
 
 
 SELECTED = "SELECT unnest(?::VARCHAR[]) AS uid"
@@ -205,9 +209,9 @@ def races(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
 def problems(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
     """What ``ktrace stuck`` says at the window's end: the selected pods, and every
     other kind of object (workloads, namespaces, volumes)."""
-    names, rows = stuck(con, at=sel.end, namespace=sel.namespace).rows
+    names, rows = stuck(con, at=sel.end, namespace=sel.namespace, cluster=sel.cluster).rows
     selected = set(sel.uids)
-    found = [dict(zip(names, r)) for r in rows]
+    found = internal_dicts(con, [dict(zip(names, r)) for r in rows])  # the page joins on ints
     return [p for p in found if p["kind"] != "Pod" or p["uid"] in selected]
 
 

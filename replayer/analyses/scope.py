@@ -1,0 +1,44 @@
+"""Which part of a database an analysis looks at: one cluster (``--cluster``) or all.
+
+A database may hold several recordings, each with its cluster name in every record. An
+object belongs to the cluster of its records (uids are cluster-unique), an unseen stretch
+to the cluster of its session. Each cluster's data ends at its own last record: judging a
+cluster at another's end would make everything in it look stuck for the difference.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI reads this module's names without starting DuckDB
+    import duckdb
+
+#: ``uid`` of an object of cluster ``?`` (or any cluster when ``?`` is NULL); two parameters
+CLUSTER_UIDS = ("(?::VARCHAR IS NULL OR {uid} IN "
+                "(SELECT uid FROM raw_events WHERE cluster = ?::VARCHAR))")
+#: ``session`` of cluster ``?`` (or any when NULL); two parameters
+CLUSTER_SESSIONS = ("(?::VARCHAR IS NULL OR {session} IN "
+                    "(SELECT session FROM raw_events WHERE cluster = ?::VARCHAR))")
+
+
+def of_cluster(uid: str = "uid") -> str:
+    """The SQL condition that ``uid`` is an object of the cluster parameter (two ``?``)."""
+    return CLUSTER_UIDS.format(uid=uid)
+
+
+def of_cluster_session(session: str = "session") -> str:
+    return CLUSTER_SESSIONS.format(session=session)
+
+
+def clusters(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The clusters the database holds."""
+    rows = con.execute("SELECT DISTINCT cluster FROM raw_events WHERE cluster IS NOT NULL "
+                       "ORDER BY cluster").fetchall()
+    return [r[0] for r in rows]
+
+
+def data_end(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> datetime | None:
+    """The last receive time of ``cluster``'s records (of all records when None)."""
+    return con.execute("SELECT max(received_at) FROM raw_events WHERE ? IS NULL OR cluster = ?",
+                       [cluster, cluster]).fetchone()[0]
