@@ -134,11 +134,18 @@ def test_a_shard_that_never_comes_back_is_unseen_until_the_end_of_the_data(tmp_p
         con, "SELECT detail FROM unseen_stretches")[0][0]
 
 
-def test_a_quiet_shard_that_has_not_ended_is_still_watching(tmp_path):
-    """Silent for less than session_thresholds' silent_session_s before the data ends."""
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_shard_that_stops_shortly_before_the_others_ends_its_recording_there(tmp_path, ended):
+    """Less than session_thresholds' silent_session_s before the data ends: shards stopped
+    one after the other, or a quiet shard still watching (not ended)."""
     con = load(tmp_path, Session("pods", 0, 1000, {"pods": ()}),
-               Session("events", 0, 900, {"events": ()}, ended=False))
+               Session("events", 0, 900, {"events": ()}, ended=ended))
     assert session_stretches(con) == []
+
+
+def test_a_shard_stopped_long_before_the_others_is_unseen_from_then_on(tmp_path):
+    con = load(tmp_path, Session("pods", 0, 1000, {"pods": ()}), Session("events", 0, 600, {"events": ()}))
+    assert session_stretches(con) == [("session_gap", "events", "ktrace.events", None, 600, 1000)]
 
 
 def test_namespace_shards_are_covered_per_namespace(tmp_path):

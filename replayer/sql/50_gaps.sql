@@ -30,14 +30,15 @@ SELECT t.name,
        t.meaning, t.from_step, t.to_step
 FROM gap_thresholds t;
 
--- How long a session may write nothing before the end of the data and still be taken as
--- alive: a live recorder writes a BOOKMARK marker per watch about once a minute (when the API
--- server sends bookmarks), so a session silent for longer than this, and not ended, is lost.
+-- How long before the end of the data a topic's last session may have stopped (or written
+-- its last record) and still count as the end of that topic's recording, not as an unseen
+-- stretch: shards stopped one after the other end together, and a live recorder writes a
+-- BOOKMARK marker per watch about once a minute (when the API server sends bookmarks).
 CREATE TABLE IF NOT EXISTS session_thresholds (name VARCHAR PRIMARY KEY, seconds DOUBLE,
                                                meaning VARCHAR);
 INSERT OR IGNORE INTO session_thresholds VALUES
-    ('silent_session_s', 180, 'a session that wrote nothing for this long before the end of '
-     'the data, without SESSION_END, is taken as lost');
+    ('silent_session_s', 180, 'a topic no session recorded during the last this many seconds '
+     'of the data is unseen from its last record on');
 
 -- What each recorder session watched, and when: one row per (session, topic) with the
 -- namespace scopes of its watches on that topic (from its SESSION_START marker's watch keys
@@ -63,9 +64,9 @@ WINDOW w AS (PARTITION BY cluster, session);
 -- covered by every session watching its scope or all namespaces, and is unseen between the
 -- end of all its coverage so far and the next session's start (sessions that overlap in
 -- time — shards, a rolling update of the recorder — leave no stretch), and after its last
--- session until the end of the cluster's data if that session ended or fell silent
--- (session_thresholds). Before a unit's first session is not a stretch: its recording
--- starts there. A stretch that every unit of the cluster shares is one row of the whole
+-- session until the end of the cluster's data if that was long (session_thresholds: a
+-- shard that stopped or died while others recorded on). Before a unit's first session is
+-- not a stretch: its recording starts there. A stretch that every unit of the cluster shares is one row of the whole
 -- recording (topic NULL).
 CREATE OR REPLACE VIEW session_stretches AS
 WITH units AS (
@@ -91,10 +92,8 @@ holes AS (
     UNION ALL
     SELECT l.cluster, l.topic, l.scope, l.ended_by, l.last_at, e.data_end, NULL
     FROM last_cover l JOIN data_ends e USING (cluster)
-    WHERE e.data_end > l.last_at
-      AND (l.ended_by.ended OR e.data_end - l.last_at > to_microseconds(
-          (SELECT (seconds * 1e6)::BIGINT FROM session_thresholds
-           WHERE name = 'silent_session_s')))),
+    WHERE e.data_end - l.last_at > to_microseconds(
+        (SELECT (seconds * 1e6)::BIGINT FROM session_thresholds WHERE name = 'silent_session_s'))),
 shared AS (
     SELECT h.*, count(*) OVER (PARTITION BY cluster, ended_by.session, start_at, end_at)
                = (SELECT count(*) FROM units u WHERE u.cluster = h.cluster) AS whole
