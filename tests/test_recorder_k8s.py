@@ -57,13 +57,14 @@ def free_port() -> int:
 class Recorder:
     """``ktrace record`` as a separate process, as it runs in production."""
 
-    def __init__(self, cluster, bootstrap: str, prefix: str, namespace: str, state_dir: Path) -> None:
+    def __init__(self, cluster, bootstrap: str, prefix: str, namespace: str, state_dir: Path,
+                 kinds: tuple[str, ...] = (*RESOURCES, "events")) -> None:
         self.port = free_port()
         self.args = ["--log-level", "INFO", "record", "--kubeconfig", str(cluster.kubeconfig),
                      "--kafka", bootstrap, "--topic-prefix", prefix, "-n", namespace,
-                     "--kinds", ",".join((*RESOURCES, "events")), "--state-dir", str(state_dir),
+                     "--kinds", ",".join(kinds), "--state-dir", str(state_dir),
                      "--metrics-port", str(self.port), "--cluster", "test"]
-        self.log = state_dir.parent / f"recorder-{prefix}.log"
+        self.log = state_dir.parent / f"recorder-{prefix}-{state_dir.name}.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Recorder:
