@@ -69,19 +69,21 @@ WINDOW w AS (PARTITION BY cluster, session);
 -- not a stretch: its recording starts there. A stretch that every unit of the cluster shares is one row of the whole
 -- recording (topic NULL).
 CREATE OR REPLACE VIEW session_stretches AS
-WITH units AS (
-    SELECT DISTINCT cluster, topic, unnest(scopes) AS scope FROM session_coverage),
+WITH coverage AS MATERIALIZED (SELECT * FROM session_coverage),  -- one scan of raw_events
+units AS MATERIALIZED (
+    SELECT DISTINCT cluster, topic, unnest(scopes) AS scope FROM coverage),
+unit_counts AS (SELECT cluster, count(*) AS units FROM units GROUP BY cluster),
 covering AS (
     SELECT u.cluster, u.topic, u.scope, c.session, c.first_at, c.last_at,
            {'session': c.session, 'ended': c.ended, 'event_id': c.last_event_id} AS ending
-    FROM units u JOIN session_coverage c USING (cluster, topic)
+    FROM units u JOIN coverage c USING (cluster, topic)
     WHERE list_contains(c.scopes, u.scope) OR list_contains(c.scopes, '_all')),
 before AS (
     SELECT *, max(last_at) OVER w AS covered_until, arg_max(ending, last_at) OVER w AS ended_by
     FROM covering
     WINDOW w AS (PARTITION BY cluster, topic, scope ORDER BY first_at, session
                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
-data_ends AS (SELECT cluster, max(last_at) AS data_end FROM session_coverage GROUP BY cluster),
+data_ends AS (SELECT cluster, max(last_at) AS data_end FROM coverage GROUP BY cluster),
 last_cover AS (
     SELECT cluster, topic, scope, max(last_at) AS last_at, arg_max(ending, last_at) AS ended_by
     FROM covering GROUP BY ALL),
@@ -96,8 +98,8 @@ holes AS (
         (SELECT (seconds * 1e6)::BIGINT FROM session_thresholds WHERE name = 'silent_session_s'))),
 shared AS (
     SELECT h.*, count(*) OVER (PARTITION BY cluster, ended_by.session, start_at, end_at)
-               = (SELECT count(*) FROM units u WHERE u.cluster = h.cluster) AS whole
-    FROM holes h)
+               = n.units AS whole
+    FROM holes h JOIN unit_counts n USING (cluster))
 SELECT DISTINCT CASE WHEN ended_by.ended THEN 'session_gap' ELSE 'session_lost' END AS type,
        ended_by.session AS session,
        CASE WHEN NOT whole THEN topic END AS topic,
