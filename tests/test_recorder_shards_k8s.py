@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -79,8 +80,8 @@ def test_two_recorders_sharded_by_kind_record_what_one_records(recorders, k8s_cl
     shards = [recorders(f"{unique_topic_prefix}-shards", f"shard{i}", kinds) for i, kinds in enumerate(SHARDS)]
     watcher = Watcher(cluster, ns)
     try:
-        for recorder in (one, *shards):
-            recorder.start()
+        with ThreadPoolExecutor(3) as pool:  # each waits for its /readyz
+            list(pool.map(Recorder.start, (one, *shards)))
         apply_deployment(cluster, ns, "web", 2)
         wait_ready_pods(cluster, ns, "web", 2)
         cluster.kubectl("scale", "deployment/web", "-n", ns, "--replicas=3")
