@@ -23,8 +23,7 @@ from replayer.loader import version_class
 from replayer.replay import replay
 from replayer.sources.kafka import KafkaSource
 from schemas.kafka_settings import KafkaSettings
-from tests.test_recorder_k8s import (RESOURCES, Churn, Recorder, Watcher, apply_deployment,
-                                     read_kafka, wait_ready_pods)
+from tests.test_recorder_k8s import RESOURCES, Churn, Recorder, Watcher, deployment_lifecycle, read_kafka
 
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka]
 
@@ -82,14 +81,7 @@ def test_two_recorders_sharded_by_kind_record_what_one_records(recorders, k8s_cl
     try:
         with ThreadPoolExecutor(3) as pool:  # each waits for its /readyz
             list(pool.map(Recorder.start, (one, *shards)))
-        apply_deployment(cluster, ns, "web", 2)
-        wait_ready_pods(cluster, ns, "web", 2)
-        cluster.kubectl("scale", "deployment/web", "-n", ns, "--replicas=3")
-        wait_ready_pods(cluster, ns, "web", 3)
-        cluster.kubectl("set", "image", "deployment/web", "-n", ns, "app=nginx:1.26")
-        wait_ready_pods(cluster, ns, "web", 3, image="nginx:1.26")
-        cluster.kubectl("delete", "deployment/web", "-n", ns)
-        wait_ready_pods(cluster, ns, "web", 0)
+        deployment_lifecycle(cluster, ns, "web", 2, 3)
         watcher.wait_quiet()
     finally:
         watcher.close()
