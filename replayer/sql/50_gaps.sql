@@ -66,8 +66,8 @@ WINDOW w AS (PARTITION BY cluster, session);
 -- time — shards, a rolling update of the recorder — leave no stretch), and after its last
 -- session until the end of the cluster's data if that was long (session_thresholds: a
 -- shard that stopped or died while others recorded on). Before a unit's first session is
--- not a stretch: its recording starts there. A stretch that every unit of the cluster shares is one row of the whole
--- recording (topic NULL).
+-- not a stretch: its recording starts there. A stretch that every unit of the cluster
+-- shares is one row of the whole recording (topic NULL).
 CREATE OR REPLACE VIEW session_stretches AS
 WITH coverage AS MATERIALIZED (SELECT * FROM session_coverage),  -- one scan of raw_events
 units AS MATERIALIZED (
