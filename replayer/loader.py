@@ -201,7 +201,7 @@ class Loader:
         """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
         uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
         latest_rv, types = self.latest.get(uid, (None, set()))
-        version = version_class(rtype)
+        version = version_class(rtype) if rv_text else rtype  # no resourceVersion: no version
         older = rv is not None and latest_rv is not None and rv < latest_rv
         unordered = rv is None and bool(rv_text)  # not a number: only equality, receive order
         if (older or unordered) and self._seen_before(uid, rv_text, version):
