@@ -7,6 +7,7 @@ are plain, testable objects.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import queue
@@ -16,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import BinaryIO
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -60,17 +62,54 @@ def record(settings: RecordSettings, *, stop: threading.Event | None = None) -> 
     Raises KtraceError for a failure the recorder cannot ride out (after ending the session)."""
     resources = parse_kinds(settings.kinds)  # refuse bad input before touching the cluster
     redactor = Redactor(settings.redact, enabled=not settings.no_redact)
-    config = load_config(settings.kubeconfig, settings.context)
-    api = ApiClient(config)
+    with exclusive_directories(settings):
+        config = load_config(settings.kubeconfig, settings.context)
+        api = ApiClient(config)
+        try:
+            namespaces = list(dict.fromkeys(settings.namespaces))  # -n a -n a: one watch
+            targets = resolve_targets(api, resources, namespaces)
+            cluster = settings.cluster or config.context or urlsplit(config.server).hostname or "cluster"
+            recording = Recording(settings, api, config, targets, cluster, redactor,
+                                  stop or threading.Event())
+            with stop_on_signals(recording):
+                return recording.run()
+        finally:
+            api.close()
+            config.cleanup()
+
+
+LOCK_FILE = "recorder.lock"
+
+
+@contextmanager
+def exclusive_directories(settings: RecordSettings) -> Iterator[None]:
+    """Hold the state and spool directories for this process: two recorders (two shards, or
+    the old and new pod of a rolling update on one volume) sharing them would overwrite each
+    other's checkpoints and spool, so the second is refused with one line."""
+    held: list[BinaryIO] = []
     try:
-        targets = resolve_targets(api, resources, list(settings.namespaces))
-        cluster = settings.cluster or config.context or urlsplit(config.server).hostname or "cluster"
-        recording = Recording(settings, api, config, targets, cluster, redactor, stop or threading.Event())
-        with stop_on_signals(recording):
-            return recording.run()
+        for directory in dict.fromkeys(d for d in (settings.state_dir, settings.spool_dir) if d):
+            held.append(_lock_directory(directory))
+        yield
     finally:
-        api.close()
-        config.cleanup()
+        for handle in held:
+            handle.close()  # closing releases the lock
+
+
+def _lock_directory(directory: str) -> BinaryIO:
+    """The lock file of ``directory``, open and locked (closing it releases the lock)."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        handle = open(os.path.join(directory, LOCK_FILE), "a+b")
+    except OSError as exc:
+        raise KtraceError(f"cannot use {directory}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise KtraceError(f"{directory} is in use by another running recorder: give each "
+                          "recorder (each shard, each pod) its own --state-dir/--spool-dir") from None
+    return handle
 
 
 @contextmanager

@@ -24,6 +24,17 @@ from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES
 
 OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
+#: Records of one object at one resourceVersion that hold the same version: a watch event
+#: and a list (or relist) of another session that overlapped it (shards, a rolling update
+#: of the recorder) are one version, loaded once — the first read wins.
+SAME_VERSION = {"ADDED": "version", "MODIFIED": "version", "LISTED": "version"}
+
+
+def version_class(event_type: str) -> str:
+    """What a duplicate is judged by: (uid, resourceVersion, this)."""
+    return SAME_VERSION.get(event_type, event_type)
+
+
 #: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.
 TYPED_KINDS = frozenset({
     "Pod", "EndpointSlice", "Event", "Node", "Lease", "ReplicaSet", "Deployment",
@@ -190,9 +201,10 @@ class Loader:
         """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
         uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
         latest_rv, types = self.latest.get(uid, (None, set()))
+        version = version_class(rtype) if rv_text else rtype  # no resourceVersion: no version
         older = rv is not None and latest_rv is not None and rv < latest_rv
         unordered = rv is None and bool(rv_text)  # not a number: only equality, receive order
-        if (older or unordered) and self._seen_before(uid, rv_text, rtype):
+        if (older or unordered) and self._seen_before(uid, rv_text, version):
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
         if older:
@@ -200,22 +212,23 @@ class Loader:
                           f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
         elif unordered:
             pass
-        elif rv == latest_rv and rtype in types:
+        elif rv == latest_rv and version in types:
             self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
             return False
         elif latest_rv is None or rv > latest_rv:
-            self.latest[uid] = (rv, {rtype})
+            self.latest[uid] = (rv, {version})
         else:
-            types.add(rtype)
-        self.batch_keys.add((uid, rv_text, rtype))  # older versions are checked against these
+            types.add(version)
+        self.batch_keys.add((uid, rv_text, version))  # older versions are checked against these
         return True
 
-    def _seen_before(self, uid: str, rv_text: str | None, rtype: str) -> bool:
-        if (uid, rv_text, rtype) in self.batch_keys:
+    def _seen_before(self, uid: str, rv_text: str | None, version: str) -> bool:
+        if (uid, rv_text, version) in self.batch_keys:
             return True
+        same = [t for t in OBJECT_TYPES if version_class(t) == version]
         return self.con.execute(
-            "SELECT count(*) FROM raw_events WHERE uid = ? AND resource_version = ? AND type = ?",
-            [uid, rv_text, rtype]).fetchone()[0] > 0
+            "SELECT count(*) FROM raw_events WHERE uid = ? AND resource_version = ? "
+            "AND list_contains(?, type)", [uid, rv_text, same]).fetchone()[0] > 0
 
     def _add(self, d: Delivery, r: Record) -> None:
         self.batch.add(self.next_id, d.topic, d.partition, d.offset, r)
@@ -307,5 +320,5 @@ def _latest_versions(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int | No
         "SELECT uid, rv, list(DISTINCT type) FROM ("
         "  SELECT uid, rv, type, max(rv) OVER (PARTITION BY uid) AS top FROM raw_events"
         "  WHERE uid IS NOT NULL) WHERE rv = top OR top IS NULL GROUP BY uid, rv").fetchall()
-    return {uid: (rv, set(types)) for uid, rv, types in rows}
+    return {uid: (rv, {version_class(t) for t in types}) for uid, rv, types in rows}
 

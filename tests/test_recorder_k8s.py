@@ -57,13 +57,14 @@ def free_port() -> int:
 class Recorder:
     """``ktrace record`` as a separate process, as it runs in production."""
 
-    def __init__(self, cluster, bootstrap: str, prefix: str, namespace: str, state_dir: Path) -> None:
+    def __init__(self, cluster, bootstrap: str, prefix: str, namespace: str, state_dir: Path,
+                 kinds: tuple[str, ...] = (*RESOURCES, "events")) -> None:
         self.port = free_port()
         self.args = ["--log-level", "INFO", "record", "--kubeconfig", str(cluster.kubeconfig),
                      "--kafka", bootstrap, "--topic-prefix", prefix, "-n", namespace,
-                     "--kinds", ",".join((*RESOURCES, "events")), "--state-dir", str(state_dir),
+                     "--kinds", ",".join(kinds), "--state-dir", str(state_dir),
                      "--metrics-port", str(self.port), "--cluster", "test"]
-        self.log = state_dir.parent / f"recorder-{prefix}.log"
+        self.log = state_dir.parent / f"recorder-{prefix}-{state_dir.name}.log"
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Recorder:
@@ -230,6 +231,18 @@ def wait_ready_pods(cluster, ns: str, name: str, want: int, image: str | None = 
     raise TimeoutError(f"{name}: not {want} ready pods")
 
 
+def deployment_lifecycle(cluster, ns: str, name: str, replicas: int, scaled: int) -> None:
+    """Create, scale, roll out a new image, delete: 2 × ``scaled`` pods come and go."""
+    apply_deployment(cluster, ns, name, replicas)
+    wait_ready_pods(cluster, ns, name, replicas)
+    cluster.kubectl("scale", f"deployment/{name}", "-n", ns, f"--replicas={scaled}")
+    wait_ready_pods(cluster, ns, name, scaled)
+    cluster.kubectl("set", "image", f"deployment/{name}", "-n", ns, "app=nginx:1.26")
+    wait_ready_pods(cluster, ns, name, scaled, image="nginx:1.26")
+    cluster.kubectl("delete", f"deployment/{name}", "-n", ns)
+    wait_ready_pods(cluster, ns, name, 0)
+
+
 class Churn:
     """Scales a Deployment up and down in a background thread until stopped."""
 
@@ -270,14 +283,7 @@ def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kaf
                                                                       record_property) -> None:
     cluster, ns, watcher, recorder = setup
     recorder.start()
-    apply_deployment(cluster, ns, "web", 2)
-    wait_ready_pods(cluster, ns, "web", 2)
-    cluster.kubectl("scale", "deployment/web", "-n", ns, "--replicas=4")
-    wait_ready_pods(cluster, ns, "web", 4)
-    cluster.kubectl("set", "image", "deployment/web", "-n", ns, "app=nginx:1.26")
-    wait_ready_pods(cluster, ns, "web", 4, image="nginx:1.26")
-    cluster.kubectl("delete", "deployment/web", "-n", ns)
-    wait_ready_pods(cluster, ns, "web", 0)
+    deployment_lifecycle(cluster, ns, "web", 2, 4)
     watcher.wait_quiet()
     assert recorder.get("/readyz")[0] == 200 and recorder.get("/healthz")[0] == 200
     assert recorder.metric('ktrace_events_total{resource="pods",type="DELETED"}') == 8

@@ -84,8 +84,10 @@ def test_races_and_state(dbfile: str):
 def test_import_command(tmp_path: Path):
     out = run("import", *captures("scenarios"), "--db", str(tmp_path / "i.duckdb"))
     assert out.exit_code == 0
-    assert out.output.splitlines()[0] == ("loaded 456 of 543 records (87 duplicates, "
-                                          "0 filtered out, 18 problems)")
+    # a capture restarted after a broken watch repeats its relist as ADDED: of unchanged
+    # objects the same version as the MODIFIED already loaded, so a duplicate too
+    assert out.output.splitlines()[0] == ("loaded 430 of 543 records (113 duplicates, "
+                                          "0 filtered out, 17 problems)")
 
 
 def test_incident_loads_a_window_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -45,8 +45,13 @@ def test_session_gap_between_a_clean_stop_and_the_next_start(tmp_path: Path):
     con = db.open_db(str(tmp_path / "two.duckdb"))
     for scenario in ("evicted", "scenarios"):
         replay(LocalLogSource(recording(scenario)), con, source_name=scenario, prefix="ktrace")
-    found = rows(con, "SELECT type, start_at < end_at FROM gaps WHERE category = 'unseen' "
-                      "AND type LIKE 'session%' ORDER BY start_at")
+    # Both recordings use the same topic names, and load positions are kept per (topic,
+    # partition) today, so the second load skips what lies below the first one's offsets:
+    # some topics then stop early, each with its own stretch. What holds whatever is kept:
+    # a clean stop is a session_gap, a crash a session_lost, each a stretch forward in time.
+    found = rows(con, "SELECT type, bool_and(start_at < end_at) FROM gaps "
+                      "WHERE category = 'unseen' AND type LIKE 'session%' "
+                      "GROUP BY type ORDER BY min(start_at)")
     assert found == [("session_gap", True), ("session_lost", True)]
 
 

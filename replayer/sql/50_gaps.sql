@@ -30,17 +30,93 @@ SELECT t.name,
        t.meaning, t.from_step, t.to_step
 FROM gap_thresholds t;
 
-CREATE OR REPLACE VIEW unseen_stretches AS
-WITH sessions AS (
-    SELECT cluster, session, min(received_at) AS first_at, max(received_at) AS last_at,
-           bool_or(type = 'SESSION_END') AS ended,
-           arg_max(event_id, received_at) AS last_event_id
+-- How long before the end of the data a topic's last session may have stopped (or written
+-- its last record) and still count as the end of that topic's recording, not as an unseen
+-- stretch: shards stopped one after the other end together, and a live recorder writes a
+-- BOOKMARK marker per watch about once a minute (when the API server sends bookmarks).
+CREATE TABLE IF NOT EXISTS session_thresholds (name VARCHAR PRIMARY KEY, seconds DOUBLE,
+                                               meaning VARCHAR);
+INSERT OR IGNORE INTO session_thresholds VALUES
+    ('silent_session_s', 180, 'a topic no session recorded during the last this many seconds '
+     'of the data is unseen from its last record on');
+
+-- What each recorder session watched, and when: one row per (session, topic) with the
+-- namespace scopes of its watches on that topic (from its SESSION_START marker's watch keys
+-- resource.group.scope; '_all' is every namespace, and a session whose start was not loaded
+-- counts as '_all'). A session is one process watching all its topics for its whole life:
+-- it covers them from its first record (of any topic) to its last.
+CREATE OR REPLACE VIEW session_coverage AS
+WITH per_topic AS (
+    SELECT cluster, session, topic, min(received_at) AS first_at, max(received_at) AS last_at,
+           bool_or(type = 'SESSION_END') AS ended, arg_max(event_id, received_at) AS last_event_id
     FROM raw_events WHERE NOT starts_with(session, 'import:') GROUP BY ALL),
-session_order AS (
-    SELECT *, lead(first_at) OVER (PARTITION BY cluster ORDER BY first_at) AS next_first_at,
-              lead(session) OVER (PARTITION BY cluster ORDER BY first_at) AS next_session
-    FROM sessions),
-sequenced AS (
+scopes AS (
+    SELECT session, topic, list(DISTINCT regexp_extract(watch, '[^.]*$') ORDER BY 1) AS scopes
+    FROM (SELECT session, topic, unnest(kinds) AS watch FROM markers
+          WHERE type = 'SESSION_START') GROUP BY ALL)
+SELECT cluster, session, topic, coalesce(s.scopes, ['_all']) AS scopes,
+       min(first_at) OVER w AS first_at, max(last_at) OVER w AS last_at,
+       bool_or(ended) OVER w AS ended, arg_max(last_event_id, last_at) OVER w AS last_event_id
+FROM per_topic LEFT JOIN scopes s USING (session, topic)
+WINDOW w AS (PARTITION BY cluster, session);
+
+-- The stretches no session watched, per (cluster, topic, namespace scope): a unit is
+-- covered by every session watching its scope or all namespaces, and is unseen between the
+-- end of all its coverage so far and the next session's start (sessions that overlap in
+-- time — shards, a rolling update of the recorder — leave no stretch), and after its last
+-- session until the end of the cluster's data if that was long (session_thresholds: a
+-- shard that stopped or died while others recorded on). Before a unit's first session is
+-- not a stretch: its recording starts there. A stretch that every unit of the cluster
+-- shares is one row of the whole recording (topic NULL).
+CREATE OR REPLACE VIEW session_stretches AS
+WITH coverage AS MATERIALIZED (SELECT * FROM session_coverage),  -- one scan of raw_events
+units AS MATERIALIZED (
+    SELECT DISTINCT cluster, topic, unnest(scopes) AS scope FROM coverage),
+unit_counts AS (SELECT cluster, count(*) AS units FROM units GROUP BY cluster),
+covering AS (
+    SELECT u.cluster, u.topic, u.scope, c.session, c.first_at, c.last_at,
+           {'session': c.session, 'ended': c.ended, 'event_id': c.last_event_id} AS ending
+    FROM units u JOIN coverage c USING (cluster, topic)
+    WHERE list_contains(c.scopes, u.scope) OR list_contains(c.scopes, '_all')),
+before AS (
+    SELECT *, max(last_at) OVER w AS covered_until, arg_max(ending, last_at) OVER w AS ended_by
+    FROM covering
+    WINDOW w AS (PARTITION BY cluster, topic, scope ORDER BY first_at, session
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)),
+data_ends AS (SELECT cluster, max(last_at) AS data_end FROM coverage GROUP BY cluster),
+last_cover AS (
+    SELECT cluster, topic, scope, max(last_at) AS last_at, arg_max(ending, last_at) AS ended_by
+    FROM covering GROUP BY ALL),
+holes AS (
+    SELECT cluster, topic, scope, ended_by, covered_until AS start_at, first_at AS end_at,
+           session AS next_session
+    FROM before WHERE first_at > covered_until
+    UNION ALL
+    SELECT l.cluster, l.topic, l.scope, l.ended_by, l.last_at, e.data_end, NULL
+    FROM last_cover l JOIN data_ends e USING (cluster)
+    WHERE e.data_end - l.last_at > to_microseconds(
+        (SELECT (seconds * 1e6)::BIGINT FROM session_thresholds WHERE name = 'silent_session_s'))),
+shared AS (
+    SELECT h.*, count(*) OVER (PARTITION BY cluster, ended_by.session, start_at, end_at)
+               = n.units AS whole
+    FROM holes h JOIN unit_counts n USING (cluster))
+SELECT DISTINCT CASE WHEN ended_by.ended THEN 'session_gap' ELSE 'session_lost' END AS type,
+       ended_by.session AS session,
+       CASE WHEN NOT whole THEN topic END AS topic,
+       CASE WHEN NOT whole AND scope <> '_all' THEN scope END AS namespace,
+       start_at, end_at,
+       CASE WHEN ended_by.ended THEN 'recorder stopped'
+            ELSE 'recorder session ended without SESSION_END' END
+           || coalesce('; next session ' || next_session,
+                       '; no session watched ' || CASE WHEN whole THEN 'the cluster'
+                           ELSE topic || CASE WHEN scope = '_all' THEN ''
+                                              ELSE ' in namespace ' || scope END END
+                       || ' afterwards') AS detail,
+       ended_by.event_id AS evidence_event_id
+FROM shared;
+
+CREATE OR REPLACE VIEW unseen_stretches AS
+WITH sequenced AS (
     SELECT session, topic, seq, received_at, event_id,
            lag(seq) OVER w AS prev_seq, lag(received_at IGNORE NULLS) OVER w AS prev_at
     FROM (SELECT session, topic, seq, received_at, event_id FROM raw_events
@@ -58,27 +134,23 @@ damaged AS (
               AND r."partition" = u."partition" AND r."offset" >= u.to_offset) AS after_id
     FROM unreadable_ranges u)
 SELECT CASE m.cause WHEN 'dead_lettered' THEN 'dead_lettered' ELSE 'gap_marker' END AS type,
-       m.session, m.topic, coalesce(m.from_time, r.received_at) AS start_at,
+       m.session, m.topic, NULL::VARCHAR AS namespace,
+       coalesce(m.from_time, r.received_at) AS start_at,
        coalesce(m.to_time, r.received_at) AS end_at,
        concat_ws(': ', m.cause, m.detail) ||
            coalesce(' (resourceVersion ' || m.from_rv || ' → ' || m.to_rv || ')', '') AS detail,
        m.event_id AS evidence_event_id
 FROM markers m JOIN raw_events r USING (event_id) WHERE m.type = 'GAP'
 UNION ALL
-SELECT CASE WHEN ended THEN 'session_gap' ELSE 'session_lost' END, session, NULL, last_at,
-       next_first_at,
-       CASE WHEN ended THEN 'recorder stopped' ELSE 'recorder session ended without SESSION_END' END
-           || '; next session ' || next_session,
-       last_event_id
-FROM session_order WHERE next_first_at IS NOT NULL
+SELECT * FROM session_stretches
 UNION ALL
-SELECT 'sequence_hole', session, topic, prev_at, received_at,
+SELECT 'sequence_hole', session, topic, NULL, prev_at, received_at,
        (seq - prev_seq - 1) || ' records missing (seq ' || (prev_seq + 1) || '..' || (seq - 1) || ')',
        event_id
 FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL
 UNION ALL
 SELECT CASE WHEN starts_with(d.cause, 'retention:') THEN 'retention' ELSE 'damaged' END,
-       b.session, d.topic,
+       b.session, d.topic, NULL,
        coalesce(b.received_at, (SELECT min(received_at) FROM raw_events)),
        coalesce(a.received_at, data_end()),
        d.cause || ' (' || coalesce(d.bytes || ' bytes', 'size unknown') || ' at offset '
@@ -124,11 +196,12 @@ LEFT JOIN (SELECT j2.uid, j2.step, arg_min(u.detail, u.start_at) AS detail,
             AND u.end_at > j2.start_at
             AND (u.topic IS NULL OR u.topic IN (SELECT topic FROM pods_topics p
                                                 WHERE p.uid = j2.uid))
+            AND (u.namespace IS NULL OR u.namespace = j2.namespace)
            GROUP BY j2.uid, j2.step) g USING (uid, step);
 CREATE OR REPLACE VIEW slow_steps AS SELECT * FROM slow_steps_with([]::VARCHAR[], []::DOUBLE[]);
 
 CREATE OR REPLACE MACRO gaps_with(override_names, override_seconds) AS TABLE
-SELECT 'unseen' AS category, type, session, topic, NULL::VARCHAR AS namespace,
+SELECT 'unseen' AS category, type, session, topic, namespace,
        NULL::VARCHAR AS name, NULL::VARCHAR AS uid, start_at, end_at,
        epoch(end_at - start_at) AS seconds, NULL::DOUBLE AS threshold_s, detail,
        evidence_event_id

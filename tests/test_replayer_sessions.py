@@ -1,0 +1,203 @@
+"""Recorder sessions that overlap in time — shards by kind or namespace, a rolling update of
+the recorder — on small recorded streams: unseen stretches per topic from every session
+covering it, each (session, topic) its own sequence, and one version per object version
+however many sessions recorded it (sql/50_gaps.sql, the loader's duplicate check).
+
+The streams are written as the recorder writes them (SESSION_START with its watch keys on
+every topic at seq 0, objects, SESSION_END), interleaved by receive time as one Kafka
+partition or local-log topic holds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import pytest
+
+from recorder.sinks.locallog import LocalLogSink
+from replayer import db
+from replayer.replay import replay
+from replayer.sources.locallog import LocalLogSource
+from schemas import records
+from tests.replayer_data import rows
+from tests.samples import BASE_TIME_US, pod
+
+SECOND_US = 1_000_000
+KINDS = {"pods": ("Pod", "core"), "events": ("Event", "events.k8s.io")}
+
+
+@dataclass
+class Session:
+    """One recorder process: what it watches (resource → namespaces, () = all), when."""
+
+    name: str
+    start_s: float
+    end_s: float
+    watches: dict[str, tuple[str, ...]]
+    ended: bool = True
+    objects: list[tuple[float, str, dict]] = field(default_factory=list)  # (at, type, pod)
+    seq: dict[str, int] = field(default_factory=dict)
+
+    def records(self) -> list[tuple[int, str, dict]]:
+        out = [self._marker(resource, "SESSION_START", self.start_s) for resource in self.watches]
+        out += [self._pod(at, event_type, obj) for at, event_type, obj in self.objects]
+        if self.ended:
+            out += [self._marker(resource, "SESSION_END", self.end_s) for resource in self.watches]
+        else:  # a crash: its last sign of life is a bookmark marker
+            out += [self._marker(resource, "BOOKMARK", self.end_s) for resource in self.watches]
+        return out
+
+    def _next(self, resource: str) -> int:
+        seq = self.seq.get(resource, 0)
+        self.seq[resource] = seq + 1
+        return seq
+
+    def _marker(self, resource: str, event_type: str, at_s: float) -> tuple[int, str, dict]:
+        kind, group = KINDS[resource]
+        keys = [f"{resource}.{group}.{ns}" for ns in self.watches[resource] or ("_all",)]
+        at = at_us(at_s)
+        return at, resource, records.marker_record(
+            cluster="test", session=self.name, seq=self._next(resource), event_type=event_type,
+            resource=resource, api_version="v1", kind=kind, received_at=at,
+            kinds=keys if event_type == "SESSION_START" else [])
+
+    def _pod(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
+        at = at_us(at_s)
+        return at, "pods", records.object_record(
+            cluster="test", session=self.name, seq=self._next("pods"), event_type=event_type,
+            resource="pods", obj=obj, object_json=orjson.dumps(obj), received_at=at,
+            component="kubelet", attribution="managedFields:kubelet:Update:status")
+
+
+def at_us(seconds: float) -> int:
+    return BASE_TIME_US + int(seconds * SECOND_US)
+
+
+def load(tmp_path: Path, *sessions: Session):
+    """The sessions' records in one local log, in receive order per topic, loaded."""
+    sink = LocalLogSink(str(tmp_path / "log"))
+    for _, resource, record in sorted((r for s in sessions for r in s.records()),
+                                      key=lambda r: r[0]):
+        sink.send(f"ktrace.{resource}", record)
+    sink.close()
+    con = db.open_db(str(tmp_path / "replay.duckdb"))
+    replay(LocalLogSource(str(tmp_path / "log")), con, source_name="log", prefix="ktrace")
+    return con
+
+
+def session_stretches(con) -> list[tuple]:
+    return rows(con, "SELECT type, session, topic, namespace, epoch(start_at) - ?, "
+                     "epoch(end_at) - ? FROM unseen_stretches ORDER BY start_at, topic",
+                BASE_TIME_US / SECOND_US, BASE_TIME_US / SECOND_US)
+
+
+BOTH = {"pods": (), "events": ()}
+
+
+def test_a_rolling_update_leaves_no_unseen_stretch(tmp_path):
+    """B starts before A stops, both writing into the same topics."""
+    con = load(tmp_path, Session("a", 0, 100, BOTH), Session("b", 90, 200, BOTH))
+    assert session_stretches(con) == []
+
+
+def test_a_stop_then_start_is_one_stretch_of_the_whole_recording(tmp_path):
+    con = load(tmp_path, Session("a", 0, 100, BOTH), Session("b", 110, 200, BOTH))
+    assert session_stretches(con) == [("session_gap", "a", None, None, 100, 110)]
+
+
+def test_a_crash_before_the_next_start_is_a_lost_session(tmp_path):
+    con = load(tmp_path, Session("a", 0, 100, BOTH, ended=False), Session("b", 130, 200, BOTH))
+    [(kind, session, topic, _, start, end)] = session_stretches(con)
+    assert (kind, session, topic, start, end) == ("session_lost", "a", None, 100, 130)
+
+
+def test_a_shard_restarting_leaves_a_stretch_on_its_own_topics_only(tmp_path):
+    pods = Session("pods", 0, 200, {"pods": ()})
+    events = [Session("events-1", 1, 50, {"events": ()}), Session("events-2", 60, 200, {"events": ()})]
+    con = load(tmp_path, pods, *events)
+    assert session_stretches(con) == [("session_gap", "events-1", "ktrace.events", None, 50, 60)]
+
+
+def test_one_shard_in_a_rolling_update_while_the_other_runs_on(tmp_path):
+    con = load(tmp_path, Session("pods", 0, 200, {"pods": ()}),
+               Session("events-1", 1, 100, {"events": ()}), Session("events-2", 95, 200, {"events": ()}))
+    assert session_stretches(con) == []
+
+
+def test_a_shard_that_never_comes_back_is_unseen_until_the_end_of_the_data(tmp_path):
+    con = load(tmp_path, Session("pods", 0, 1000, {"pods": ()}),
+               Session("events", 0, 100, {"events": ()}, ended=False))
+    assert session_stretches(con) == [("session_lost", "events", "ktrace.events", None, 100, 1000)]
+    assert "no session watched ktrace.events afterwards" in rows(
+        con, "SELECT detail FROM unseen_stretches")[0][0]
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_shard_that_stops_shortly_before_the_others_ends_its_recording_there(tmp_path, ended):
+    """Less than session_thresholds' silent_session_s before the data ends: shards stopped
+    one after the other, or a quiet shard still watching (not ended)."""
+    con = load(tmp_path, Session("pods", 0, 1000, {"pods": ()}),
+               Session("events", 0, 900, {"events": ()}, ended=ended))
+    assert session_stretches(con) == []
+
+
+def test_a_shard_stopped_long_before_the_others_is_unseen_from_then_on(tmp_path):
+    con = load(tmp_path, Session("pods", 0, 1000, {"pods": ()}), Session("events", 0, 600, {"events": ()}))
+    assert session_stretches(con) == [("session_gap", "events", "ktrace.events", None, 600, 1000)]
+
+
+def test_namespace_shards_are_covered_per_namespace(tmp_path):
+    a = Session("ns-a", 0, 200, {"pods": ("a",)})
+    b = [Session("ns-b-1", 0, 50, {"pods": ("b",)}), Session("ns-b-2", 70, 200, {"pods": ("b",)})]
+    con = load(tmp_path, a, *b)
+    assert session_stretches(con) == [("session_gap", "ns-b-1", "ktrace.pods", "b", 50, 70)]
+
+
+def test_a_namespace_session_does_not_cover_the_others(tmp_path):
+    """An all-namespaces recorder restarts while a recorder of namespace a runs on: the
+    other namespaces were unseen (the stretch is the topic's, for every namespace)."""
+    con = load(tmp_path, Session("ns-a", 0, 200, {"pods": ("a",)}),
+               Session("all-1", 0, 50, {"pods": ()}), Session("all-2", 70, 200, {"pods": ()}))
+    assert session_stretches(con) == [("session_gap", "all-1", "ktrace.pods", None, 50, 70)]
+
+
+def versions(uid: str, *steps: int) -> list[dict]:
+    return [pod(uid, step, phase="Running" if step else "Pending") for step in steps]
+
+
+def test_the_same_version_recorded_by_two_sessions_is_loaded_once(tmp_path):
+    """A watches the pod through rv 1000..1003; B starts at 90 s, lists it at rv 1002 and
+    then sees rv 1003 as A does: each version is one row, the duplicates' sequence numbers
+    count as delivered (no sequence hole in either session), and the lifecycle steps are
+    those one recorder gives."""
+    v0, v1, v2, v3 = versions("p1", 0, 1, 2, 3)
+    a = Session("a", 0, 100, {"pods": ()})
+    a.objects = [(10, "ADDED", v0), (20, "MODIFIED", v1), (85, "MODIFIED", v2), (95, "MODIFIED", v3)]
+    b = Session("b", 90, 200, {"pods": ()})
+    b.objects = [(91, "LISTED", v2), (95.001, "MODIFIED", v3)]
+    con = load(tmp_path, a, b)
+    assert rows(con, "SELECT resource_version, type, session FROM raw_events WHERE uid = 'p1' "
+                     "ORDER BY rv") == [("1000", "ADDED", "a"), ("1001", "MODIFIED", "a"),
+                                         ("1002", "MODIFIED", "a"), ("1003", "MODIFIED", "a")]
+    assert rows(con, "SELECT count(*) FROM load_problems WHERE problem = 'duplicate'") == [(2,)]
+    assert session_stretches(con) == []
+
+    single = Session("one", 0, 200, {"pods": ()})
+    single.objects = a.objects
+    one = load(tmp_path / "one", single)
+    steps = "SELECT step, time, component, derived FROM pod_transitions ORDER BY step_no"
+    assert rows(con, steps) == rows(one, steps) and rows(one, steps)
+
+
+@pytest.mark.parametrize("second", ["LISTED", "MODIFIED"])
+def test_a_version_only_the_second_session_saw_is_kept(tmp_path, second):
+    v0, v1 = versions("p2", 0, 1)
+    a = Session("a", 0, 100, {"pods": ()})
+    a.objects = [(10, "ADDED", v0)]
+    b = Session("b", 90, 200, {"pods": ()})
+    b.objects = [(91, "LISTED", v0), (150, second, v1)]
+    con = load(tmp_path, a, b)
+    assert rows(con, "SELECT resource_version, session FROM raw_events WHERE uid = 'p2' "
+                     "ORDER BY rv") == [("1000", "a"), ("1001", "b")]
