@@ -33,9 +33,10 @@ client_log = logging.getLogger("recorder.sinks.kafka.librdkafka")
 
 #: Records per batch: one request and one lz4 frame per ~170 of our 6 KB records.
 BATCH_BYTES = 1024 * 1024
-#: How long a batch may wait for more records: as long as the recorder's own flush interval
-#: (1 s), so batches leave full at the flush, not a record or two per partition at a time.
-LINGER_MS = 1000
+#: How long a batch may wait for more records. Batching costs librdkafka's C threads, not
+#: the recording thread, so batches may leave while the recorder works: a flush then waits
+#: for the last 0.1 s of records, not for a whole second of them (kafka-python needed 1 s).
+LINGER_MS = 100
 #: What a broker accepts by default (message.max.bytes ~ 1 MiB) less room for headers/batch.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
 #: Broker-side append time as the record timestamp: retention then counts from when a record
