@@ -150,6 +150,7 @@ class KafkaSink:
     def flush(self, timeout: float | None = None) -> None:
         started = time.monotonic()
         waiting = self._producer.flush(-1 if timeout is None else timeout)
+        self._admin.poll(0)  # serves the admin client's log lines (queued until polled)
         failed, self._failed = self._failed, []
         if waiting:
             raise TransportError(f"{waiting} records were not acknowledged within "
