@@ -72,7 +72,10 @@ def connect_admin(settings: KafkaSettings) -> AdminClient:
 
 def ensure_topics(admin: AdminClient, names: list[str], *, partitions: int,
                   replication: int = 1, timeout_s: float = 30.0) -> None:
-    existing = set(admin.list_topics(timeout=timeout_s).topics)
+    try:
+        existing = set(admin.list_topics(timeout=timeout_s).topics)
+    except KafkaException as exc:
+        raise TransportError(f"Kafka topics could not be listed: {exc.args[0].str()}") from exc
     wanted = [NewTopic(n, partitions, replication, config=TOPIC_CONFIG)
               for n in names if n not in existing]
     if not wanted:
