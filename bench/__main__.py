@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.child import PhaseFailed
 from bench.report import summary, table
-from bench.run import Options, Run
+from bench.run import PATH_GROUPS, Options, Run
 
 FULL_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (10_000, 100_000)
@@ -29,6 +29,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="comma-separated workload sizes (default 10000,100000,1000000)")
     parser.add_argument("--profile", nargs="?", const=10_000, type=int, metavar="EVENTS",
                         help="also profile both paths with pyinstrument (default on 10000 events)")
+    parser.add_argument("--paths", type=lambda v: tuple(v.split(",")), default=tuple(PATH_GROUPS),
+                        help="recorder: only the recorder phases (and the RSS at 100k live "
+                             "objects); default recorder,replay (replay also runs the analyses)")
     parser.add_argument("--work", type=Path,
                         help="keep workloads, databases and profiles here (reused); default: a "
                              "temporary directory, removed at the end")
@@ -42,13 +45,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if "recorder" not in args.paths or set(args.paths) - set(PATH_GROUPS):
+        print(f"Error: --paths takes recorder or recorder,replay (the replay reads what the "
+              f"recorder wrote), not {','.join(args.paths)}", file=sys.stderr)
+        return 2
     # SIGTERM unwinds like ^C: the broker this run started stops, its temporary files go.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     work = args.work or Path(tempfile.mkdtemp(prefix="ktrace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        run = Run(Options(sizes, work.resolve(), args.kafka, args.profile, args.schema_registry)).execute()
+        run = Run(Options(sizes, work.resolve(), args.kafka, args.profile, args.schema_registry,
+                          args.paths)).execute()
     except PhaseFailed as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -26,16 +26,18 @@ QUERY_RUNS = 3
 
 
 def recorder(workload: str, bootstrap: str, prefix: str, state_dir: str,
-             schema_registry: str | None = None) -> Result:
+             schema_registry: str | None = None, stop_at_live: bool = False) -> Result:
     """``main_cpu_s``: the recording thread's own CPU; the rest of ``cpu_s`` is the Kafka
-    producer's I/O thread (batching, compression, checksums). With ``schema_registry``, the
-    same path writing the Confluent framing."""
+    producer's threads (batching, compression, checksums). With ``schema_registry``, the
+    same path writing the Confluent framing; with ``stop_at_live``, only until
+    ``LIVE_TARGET`` objects are live (the RSS-at-100k-live phase)."""
     start, main_cpu = time.perf_counter(), time.thread_time()
     run = record_file(workload, bootstrap=bootstrap, prefix=prefix, state_dir=state_dir,
-                      schema_registry=schema_registry)
+                      schema_registry=schema_registry, stop_at_live=stop_at_live)
     return {"events": run.events, "seconds": time.perf_counter() - start,
             "main_cpu_s": time.thread_time() - main_cpu,
-            "records": run.records, "live_objects": run.live_objects}
+            "records": run.records, "live_objects": run.live_objects,
+            "at_live_target": run.at_live_target, "cpu_marks": run.cpu_marks}
 
 
 def recorder_baseline(workload: str, out: str) -> Result:
@@ -97,7 +99,8 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
 
 
 PHASES: dict[str, Callable[..., Result]] = {
-    "recorder": recorder, "recorder_registry": recorder, "recorder_baseline": recorder_baseline,
+    "recorder": recorder, "recorder_registry": recorder, "recorder_live": recorder,
+    "recorder_baseline": recorder_baseline,
     "replay": replay,
     "replay_baseline": replay_baseline, "queries": queries,
 }

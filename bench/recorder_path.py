@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bench.child import cpu_seconds, peak_rss_mb
 from bench.workload import TARGETS
 from recorder import informer, lean
 from recorder.checkpoint import CheckpointStore
@@ -29,11 +30,25 @@ from schemas.registry import RegistrySettings
 from schemas.topics import topic_for
 
 
+#: Live objects at which peak RSS is taken (the issue's "RSS at 100k live objects").
+LIVE_TARGET = 100_000
+#: Events after which CPU so far is noted, so CPU per event can be compared by stretch.
+CPU_MARKS = (10_000, 100_000, 1_000_000, 10_000_000)
+#: How often (events) live objects are counted: often enough to land near the target.
+LIVE_CHECK_EVERY = 500
+
+
 @dataclass
 class RecorderRun:
     events: int
     records: int
     live_objects: int
+    #: When live objects first reached LIVE_TARGET: events so far and peak RSS then.
+    at_live_target: dict[str, float] | None = None
+    #: (events, CPU s of the process so far) at each of CPU_MARKS reached, and at the end.
+    cpu_marks: list[tuple[int, float]] = field(default_factory=list)
+
+
 
 
 class Pipeline:
@@ -53,6 +68,9 @@ class Pipeline:
         self.store = CheckpointStore(state_dir, f"bench|{bootstrap}|{prefix}")
         self.keys = {kind: self.writer.add_watch(t, None).target.key for kind, t in TARGETS.items()}
         self._unflushed, self._flushed_at = 0, time.monotonic()
+        self.at_live_target: dict[str, float] | None = None
+        self.cpu_marks: list[tuple[int, float]] = []
+        self._cpu_started = cpu_seconds()
 
     def start(self) -> None:
         """SESSION_START, then an empty initial list per watch (LIST → SYNCED), as a fresh
@@ -64,8 +82,10 @@ class Pipeline:
             self.writer.handle(key, informer.Synced("1", 0, now))
         self.flush()
 
-    def feed(self, lines: Iterable[bytes]) -> int:
-        count = 0
+    def feed(self, lines: Iterable[bytes], *, stop_at_live: bool = False) -> int:
+        """Every line recorded (or, with ``stop_at_live``, those until LIVE_TARGET live objects)."""
+        count, marks = 0, iter(CPU_MARKS)
+        mark = next(marks)
         for line in lines:
             item = informer.parse_event(line, "bench")
             # The seed has no BOOKMARK lines: every item is a WatchEvent with its object's kind.
@@ -73,14 +93,28 @@ class Pipeline:
             count += 1
             self._unflushed += 1
             self._maybe_flush()
+            if count == mark:
+                self.cpu_marks.append((count, cpu_seconds() - self._cpu_started))
+                mark = next(marks)
+            if count % LIVE_CHECK_EVERY == 0 and self.at_live_target is None and self.live() >= LIVE_TARGET:
+                self.at_live_target = {"events": count, "live_objects": self.live(),
+                                       "rss_mb": round(peak_rss_mb(), 1)}
+                if stop_at_live:
+                    break
         return count
 
+    def live(self) -> int:
+        return sum(len(state.known) for state in self.writer.states.values())
+
     def finish(self, events: int) -> RecorderRun:
-        live = sum(len(state.known) for state in self.writer.states.values())
+        live = self.live()
         self.writer.end_session("bench done")
         self.flush()
         self.sink.close()
-        return RecorderRun(events, self.writer.records_written, live)
+        if not self.cpu_marks or self.cpu_marks[-1][0] != events:
+            self.cpu_marks.append((events, cpu_seconds() - self._cpu_started))
+        return RecorderRun(events, self.writer.records_written, live, self.at_live_target,
+                           self.cpu_marks)
 
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._flushed_at >= self.settings.flush_interval_s
@@ -98,10 +132,11 @@ class Pipeline:
 
 
 def record_file(path: str, *, bootstrap: str, prefix: str, state_dir: str,
-                schema_registry: str | None = None) -> RecorderRun:
-    """``schema_registry``: the Confluent framing through that registry (else the header)."""
+                schema_registry: str | None = None, stop_at_live: bool = False) -> RecorderRun:
+    """``schema_registry``: the Confluent framing through that registry (else the header);
+    ``stop_at_live``: stop once LIVE_TARGET objects are live."""
     pipeline = Pipeline(bootstrap, prefix, state_dir, schema_registry)
     pipeline.start()
     with open(path, "rb") as fh:
-        events = pipeline.feed(fh)
+        events = pipeline.feed(fh, stop_at_live=stop_at_live)
     return pipeline.finish(events)

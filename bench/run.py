@@ -12,10 +12,16 @@ from typing import Any
 
 from bench import child, machine, workload
 from bench.broker import kafka_bootstrap
+from bench.recorder_path import LIVE_TARGET
 
 #: The phases measured per size, in the order they run: each path beside its baseline.
 PATHS = ("recorder_baseline", "recorder", "replay", "replay_baseline")
-ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry"})
+#: What ``--paths`` chooses from: the recorder's phases, or the replayer's (and the analyses).
+PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder"), "replay": ("replay", "replay_baseline")}
+ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live"})
+#: When no size reached LIVE_TARGET live objects (≈ events / 4), the recorder alone on this
+#: many events, stopped at LIVE_TARGET: RSS measured there, not extrapolated.
+LIVE_EVENTS = 450_000
 #: Measured too when a Schema Registry is given: the recorder path in the Confluent framing.
 REGISTRY_PATH = "recorder_registry"
 #: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
@@ -31,6 +37,11 @@ class Options:
     kafka: str | None = None
     profile_size: int | None = None  # profile both paths on a workload of this size
     schema_registry: str | None = None  # also measure the recorder with the Confluent framing
+    groups: tuple[str, ...] = tuple(PATH_GROUPS)  # which of PATH_GROUPS to run
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(p for p in PATHS if any(p in PATH_GROUPS[g] for g in self.groups))
 
 
 def progress(message: str) -> None:
@@ -50,13 +61,30 @@ class Run:
             progress(f"kafka: {bootstrap} ({source})")
             growth = {size: self.measure(size, bootstrap) for size in self.options.sizes}
             largest = max(self.options.sizes)
-            progress(f"queries on the {largest:,}-event database")
-            queries = child.run("queries", {"database": str(self.database(largest)), **TIMELINE})
+            queries = None
+            if "replay" in self.options.paths:
+                progress(f"queries on the {largest:,}-event database")
+                queries = child.run("queries", {"database": str(self.database(largest)), **TIMELINE})
+            live = self.live(growth, bootstrap) if "recorder" in self.options.paths else None
             profiles = self.profile(bootstrap) if self.options.profile_size else {}
         info["load_at_end"] = os.getloadavg()[0]
         info["kafka"] = source
         return {"machine": info, "growth": growth, "queries": queries, "profiles": profiles,
-                "pinned_cpu": self.cpu}
+                "live": live, "pinned_cpu": self.cpu}
+
+    def live(self, growth: dict[int, dict[str, Any]], bootstrap: str) -> dict[str, Any] | None:
+        """The recorder at LIVE_TARGET live objects: from a size that passed it, else from a
+        run of its own (LIVE_EVENTS events, stopped there)."""
+        for size in sorted(growth):
+            if growth[size]["recorder"]["at_live_target"] is not None:
+                return {"source": f"the {size:,}-event run", **growth[size]["recorder"]["at_live_target"]}
+        events = workload.build(self.work / f"workload-{LIVE_EVENTS}.jsonl", LIVE_EVENTS, self.templates)
+        progress(f"{LIVE_EVENTS:,} events: recorder until {LIVE_TARGET:,} live objects")
+        args = {**self.arguments("recorder", LIVE_EVENTS, events, bootstrap), "stop_at_live": True}
+        result = child.run("recorder_live", args, cpu=self.cpu)
+        if result["at_live_target"] is None:
+            return None
+        return {"source": "a run of its own", **result["at_live_target"], "cpu_marks": result["cpu_marks"]}
 
     def database(self, size: int) -> Path:
         return self.work / f"replay-{size}.duckdb"
@@ -64,7 +92,8 @@ class Run:
     def measure(self, size: int, bootstrap: str) -> dict[str, dict[str, Any]]:
         events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
         results = {}
-        for path in PATHS + ((REGISTRY_PATH,) if self.options.schema_registry else ()):
+        with_registry = self.options.schema_registry and "recorder" in self.options.paths
+        for path in self.options.paths + ((REGISTRY_PATH,) if with_registry else ()):
             progress(f"{size:>9,} events: {path}")
             args = self.arguments(path, size, events, bootstrap)
             results[path] = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None)
@@ -98,7 +127,8 @@ class Run:
         events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
         prefix = f"bench-profile-{size}-{self.token}"
         found = {}
-        for path in ("recorder", "replay"):
+        # the replay profile reads what the recorder's wrote
+        for path in ("recorder", "replay") if "replay" in self.options.paths else ("recorder",):
             progress(f"profiling {path} on {size:,} events")
             args = self.arguments(path, size, events, bootstrap, prefix)
             if path == "replay":

@@ -1,5 +1,6 @@
 """How to reach a Kafka cluster: the connection options both sides accept (TLS, SASL, and
-the Schema Registry beside it)."""
+the Schema Registry beside it), named for either client: kafka-python (the replayer's
+consumer) and confluent-kafka / librdkafka (the recorder's producer)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from schemas.registry import RegistrySettings
+
+#: Each optional setting: (field, kafka-python keyword, librdkafka property).
+OPTIONAL = (
+    ("sasl_mechanism", "sasl_mechanism", "sasl.mechanisms"),
+    ("sasl_username", "sasl_plain_username", "sasl.username"),
+    ("sasl_password", "sasl_plain_password", "sasl.password"),
+    ("ssl_cafile", "ssl_cafile", "ssl.ca.location"),
+    ("ssl_certfile", "ssl_certfile", "ssl.certificate.location"),
+    ("ssl_keyfile", "ssl_keyfile", "ssl.key.location"),
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,15 +42,24 @@ class KafkaSettings:
             "bootstrap_servers": self.bootstrap.split(","),
             "security_protocol": self.security_protocol,
             "client_id": self.client_id,
-            "request_timeout_ms": int(max(self.connect_timeout_s, 5) * 1000) + 20_000,
+            "request_timeout_ms": self.request_timeout_ms,
         }
-        optional = {
-            "sasl_mechanism": self.sasl_mechanism,
-            "sasl_plain_username": self.sasl_username,
-            "sasl_plain_password": self.sasl_password,
-            "ssl_cafile": self.ssl_cafile,
-            "ssl_certfile": self.ssl_certfile,
-            "ssl_keyfile": self.ssl_keyfile,
+        return kwargs | self._optional(1)
+
+    def librdkafka_config(self) -> dict[str, Any]:
+        """The same options as librdkafka properties (confluent-kafka's clients)."""
+        config: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap,
+            "security.protocol": self.security_protocol,
+            "client.id": self.client_id,
         }
-        kwargs.update({k: v for k, v in optional.items() if v is not None})
-        return kwargs
+        return config | self._optional(2)
+
+    @property
+    def request_timeout_ms(self) -> int:
+        """How long a request may wait for its answer: well past the connect timeout."""
+        return int(max(self.connect_timeout_s, 5) * 1000) + 20_000
+
+    def _optional(self, column: int) -> dict[str, Any]:
+        given = ((names[column], getattr(self, names[0])) for names in OPTIONAL)
+        return {name: value for name, value in given if value is not None}

@@ -1,23 +1,24 @@
 """The Kafka sink: one topic per resource, key = object uid, the body framed by
 ``schemas/framing.py`` (fingerprint header, or a Schema Registry id).
 
-Durability over latency: acks=all with idempotence, so a retried batch is neither lost nor
-duplicated; lz4 batches; the producer retries retriable errors itself and we surface the
-rest at ``flush`` — as ``RecordsRejected`` naming each record when every failure was one
-retrying cannot cure (too large for the topic, not authorised, invalid).
+The producer is confluent-kafka's (librdkafka): batching, lz4 and checksums happen in C
+threads, a record costs the recording thread one ``produce`` call (kafka-python cost ~90 µs
+per record all in; docs/performance.md). Durability over latency: acks=all with
+idempotence, so a retried batch is neither lost nor duplicated; librdkafka retries
+retriable errors itself and we surface the rest at ``flush`` — as ``RecordsRejected``
+naming each record when every failure was one retrying cannot cure (too large for the
+topic, not authorised, invalid), else as ``TransportError`` (the spooling sink then keeps
+every unconfirmed record).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 
-from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError, UnknownError
-from kafka.partitioner.abc import Partitioner
-from kafka.partitioner.default import murmur2
-from kafka.producer.future import FutureRecordMetadata
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from recorder.sinks import RecordsRejected, Rejection
 from schemas import codec, framing, topics
@@ -27,49 +28,64 @@ from schemas.kafka_settings import KafkaSettings
 from schemas.registry import RegistryClient
 
 log = logging.getLogger(__name__)
+#: librdkafka's own log lines, through Python logging (else it prints to stderr itself).
+client_log = logging.getLogger("recorder.sinks.kafka.librdkafka")
 
-#: Records per batch are what make kafka-python cheap per record (one batch, one request,
-#: one lz4 frame): 1 MiB holds ~170 of our 6 KB records before compression.
+#: Records per batch: one request and one lz4 frame per ~170 of our 6 KB records.
 BATCH_BYTES = 1024 * 1024
-#: How long a batch may wait for more records: as long as the recorder's own flush interval
-#: (1 s), so batches leave at the flush, full, instead of every 20 ms with a record or two
-#: each. kafka-python wakes its I/O thread (a socket write and a thread switch) for every new
-#: batch; with 6 partitions × 8 topics and a short linger that was one wake-up per ~3 records.
-LINGER_MS = 1000
+#: How long a batch may wait for more records. Batching costs librdkafka's C threads, not
+#: the recording thread, so batches may leave while the recorder works: a flush then waits
+#: for the last 0.1 s of records, not for a whole second of them (kafka-python needed 1 s).
+LINGER_MS = 100
 #: What a broker accepts by default (message.max.bytes ~ 1 MiB) less room for headers/batch.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
-
-
-def connect_admin(settings: KafkaSettings) -> KafkaAdminClient:
-    """An admin client, or TransportError within ``connect_timeout_s`` when no broker answers."""
-    try:
-        return KafkaAdminClient(
-            **settings.client_kwargs(),
-            bootstrap_timeout_ms=int(settings.connect_timeout_s * 1000),
-        )
-    except (KafkaError, OSError) as exc:
-        raise TransportError(
-            f"Kafka broker {settings.bootstrap} unreachable within "
-            f"{settings.connect_timeout_s:g}s ({type(exc).__name__})") from exc
-
-
 #: Broker-side append time as the record timestamp: retention then counts from when a record
 #: was stored, whatever its receive time (a replayed old recording is not deleted at once),
 #: and it never precedes the receive time, so offsets-for-times cannot skip a window's start.
 TOPIC_CONFIG = {"message.timestamp.type": "LogAppendTime"}
+#: Refusals that sending the same record again cannot cure: the record is dead-lettered
+#: (after one try alone). Every other failure is the broker's or the network's: spooled.
+REJECTIONS = frozenset({
+    KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.INVALID_MSG, KafkaError.INVALID_MSG_SIZE,
+    KafkaError.INVALID_RECORD, KafkaError.RECORD_LIST_TOO_LARGE,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TOPIC_EXCEPTION, KafkaError.POLICY_VIOLATION,
+})
 
 
-def ensure_topics(admin: KafkaAdminClient, names: list[str], *, partitions: int,
-                  replication: int = 1) -> None:
-    existing = set(admin.list_topics())
-    wanted = [NewTopic(n, partitions, replication, topic_configs=TOPIC_CONFIG)
+def client_config(settings: KafkaSettings) -> dict[str, object]:
+    """The connection options, and librdkafka's logs sent through Python logging."""
+    return {**settings.librdkafka_config(), "logger": client_log}
+
+
+def connect_admin(settings: KafkaSettings) -> AdminClient:
+    """An admin client that reached a broker, else TransportError within ``connect_timeout_s``."""
+    admin = AdminClient(client_config(settings))
+    try:
+        admin.list_topics(timeout=settings.connect_timeout_s)
+    except KafkaException as exc:
+        raise TransportError(
+            f"Kafka broker {settings.bootstrap} unreachable within "
+            f"{settings.connect_timeout_s:g}s ({exc.args[0].str()})") from exc
+    return admin
+
+
+def ensure_topics(admin: AdminClient, names: list[str], *, partitions: int,
+                  replication: int = 1, timeout_s: float = 30.0) -> None:
+    try:
+        existing = set(admin.list_topics(timeout=timeout_s).topics)
+    except KafkaException as exc:
+        raise TransportError(f"Kafka topics could not be listed: {exc.args[0].str()}") from exc
+    wanted = [NewTopic(n, partitions, replication, config=TOPIC_CONFIG)
               for n in names if n not in existing]
     if not wanted:
         return
-    try:
-        admin.create_topics(wanted)
-    except TopicAlreadyExistsError:
-        pass  # another recorder made it first
+    for name, created in admin.create_topics(wanted, request_timeout=timeout_s).items():
+        try:
+            created.result()
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another recorder was first
+                raise TransportError(f"Kafka topic {name} could not be created: {exc}") from exc
 
 
 def framing_for(settings: KafkaSettings) -> framing.Framing:
@@ -79,32 +95,21 @@ def framing_for(settings: KafkaSettings) -> framing.Framing:
     return framing.RegistryFraming(RegistryClient(settings.schema_registry))
 
 
-class KeyPartitioner(Partitioner):
-    """kafka-python's default partitioning (murmur2 of the key, as the Java client) with the
-    hashes remembered: one object's records share a key, and murmur2 is pure Python (~12 % of
-    a send). The same partition for the same key as the default, so the layout is unchanged."""
-
-    MAX_KEYS = 200_000  # ~25 MB at most; cleared when full (hashes are recomputed, never wrong)
-
-    def __init__(self) -> None:
-        self._hashes: dict[bytes, int] = {}
-        self._partitions: dict[str, list[int]] = {}
-
-    def partition(self, topic, key, serialized_key, value, serialized_value, cluster):  # type: ignore[no-untyped-def]
-        known = cluster.partitions_for_topic(topic)
-        if not known:
-            raise ValueError(f"Topic {topic} not found in ClusterMetadata")
-        partitions = self._partitions.get(topic)
-        if partitions is None or len(partitions) != len(known):
-            partitions = self._partitions[topic] = sorted(known)
-        if serialized_key is None:
-            raise ValueError("ktrace records always have a key")
-        digest = self._hashes.get(serialized_key)
-        if digest is None:
-            if len(self._hashes) >= self.MAX_KEYS:
-                self._hashes.clear()
-            digest = self._hashes[serialized_key] = murmur2(serialized_key) & 0x7FFFFFFF
-        return partitions[digest % len(partitions)]
+def producer_config(settings: KafkaSettings, *, max_record_bytes: int,
+                    linger_ms: int) -> dict[str, object]:
+    return {
+        **client_config(settings),
+        "acks": "all",
+        "enable.idempotence": True,
+        "compression.type": "lz4",
+        "linger.ms": linger_ms,
+        "batch.size": BATCH_BYTES,
+        "message.max.bytes": max(max_record_bytes + 64 * 1024, BATCH_BYTES + 64 * 1024),
+        # murmur2 of the key, as the Java client and kafka-python: one object's records land
+        # on the partition they always did, also in topics written before this client.
+        "partitioner": "murmur2_random",
+        "request.timeout.ms": settings.request_timeout_ms,
+    }
 
 
 class KafkaSink:
@@ -116,24 +121,10 @@ class KafkaSink:
         self._partitions, self._replication = partitions, replication
         self._admin = connect_admin(settings)
         self._known_topics: set[str] = set()
-        # sent since the last flush, with what was sent: a rejection must name its record
-        self._pending: list[tuple[FutureRecordMetadata, str, Record]] = []
-        try:
-            self._producer = KafkaProducer(
-                **settings.client_kwargs(),
-                acks="all",
-                enable_idempotence=True,
-                compression_type="lz4",
-                linger_ms=linger_ms,
-                batch_size=BATCH_BYTES,
-                partitioner=KeyPartitioner(),
-                max_request_size=max(max_record_bytes + 64 * 1024, 1_048_576),
-                max_block_ms=int(settings.connect_timeout_s * 1000),
-                bootstrap_timeout_ms=int(settings.connect_timeout_s * 1000),
-            )
-        except (KafkaError, OSError) as exc:
-            self._admin.close()
-            raise TransportError(f"Kafka producer for {settings.bootstrap} failed: {exc}") from exc
+        # what failed since the last flush, with its record: a rejection must name it
+        self._failed: list[tuple[KafkaError, str, Record]] = []
+        self._producer = Producer(producer_config(
+            settings, max_record_bytes=max_record_bytes, linger_ms=linger_ms))
 
     def send(self, topic: str, record: Record) -> None:
         if topic not in self._known_topics:
@@ -141,47 +132,46 @@ class KafkaSink:
                           replication=self._replication)
             self._known_topics.add(topic)
         try:
-            self._pending.append((self._producer.send(
-                topic,
-                key=topics.key_for(record),
-                value=self._framing.value(topic, codec.encode(record)),
+            # The delivery report names its record: librdkafka returns no headers with it.
+            self._producer.produce(
+                topic, self._framing.value(topic, codec.encode(record)), topics.key_for(record),
                 headers=self._framing.headers(record),
-            ), topic, record))
-        except KafkaError as exc:
-            if not exc.retriable:
-                raise RecordsRejected([Rejection(topic, record, _reason(exc))]) from exc
+                on_delivery=functools.partial(self._delivered, topic, record))
+        except BufferError as exc:  # the local queue is full: the broker has not kept up
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() in REJECTIONS:
+                raise RecordsRejected([Rejection(topic, record, _reason(error))]) from exc
+            raise TransportError(f"Kafka send to {topic} failed: {error.str()}") from exc
+
+    def _delivered(self, topic: str, record: Record, error: KafkaError | None,
+                   message: Message) -> None:
+        if error is not None:
+            self._failed.append((error, topic, record))
 
     def flush(self, timeout: float | None = None) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                self._producer.flush(timeout=remaining)
-                break
-            except UnknownError as exc:
-                # kafka-python splits a batch the broker found too large into new batches
-                # and lets flush see the old one unfinished: wait for the new ones instead
-                if "Future not done" not in str(exc) or remaining == 0.0:
-                    raise TransportError(f"Kafka flush failed: {exc}") from exc
-            except KafkaError as exc:
-                raise TransportError(f"Kafka flush failed: {exc}") from exc
-        # Failures are read from the futures here, not through a callback per record.
-        pending, self._pending = self._pending, []
-        errors = [(f.exception, t, r) for f, t, r in pending if f.failed()]
-        retriable = [exc for exc, _, _ in errors if getattr(exc, "retriable", True)]
-        if retriable:
-            raise TransportError(f"{len(errors)} records were not acknowledged: {retriable[0]}")
-        if errors:
-            raise RecordsRejected([Rejection(t, r, _reason(exc)) for exc, t, r in errors])
+        started = time.monotonic()
+        waiting = self._producer.flush(-1 if timeout is None else timeout)
+        self._admin.poll(0)  # serves the admin client's log lines (queued until polled)
+        failed, self._failed = self._failed, []
+        if waiting:
+            raise TransportError(f"{waiting} records were not acknowledged within "
+                                 f"{time.monotonic() - started:.0f}s")
+        cured = [error for error, _, _ in failed if error.code() not in REJECTIONS]
+        if cured:
+            raise TransportError(f"{len(failed)} records were not acknowledged: {cured[0].str()}")
+        if failed:
+            raise RecordsRejected([Rejection(t, r, _reason(e)) for e, t, r in failed])
 
     def close(self) -> None:
         try:
             self.flush()
         finally:
-            self._producer.close(timeout=10)
-            self._admin.close()
+            self._producer.close()
 
 
-def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+def _reason(error: KafkaError) -> str:
+    """``MsgSizeTooLarge: Broker: Message size too large``: the error's name, then its text."""
+    name = "".join(part.capitalize() for part in error.name().split("_"))
+    return f"{name}: {error.str()}"
