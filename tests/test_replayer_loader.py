@@ -62,7 +62,7 @@ KILLER = textwrap.dedent("""
 
     con = db.open_db(sys.argv[1])
     source = LocalLogSource(sys.argv[2])
-    loader = Loader(con, "killed", batch_size=40)
+    loader = Loader(con, "killed", locator=source.locator, batch_size=40)
     loader.load(dying(source.read(source.topics("ktrace"), after=loader.positions), 300))
 """)
 
@@ -129,7 +129,7 @@ def test_corrupt_records_and_malformed_json_are_counted_never_loaded_wrong(tmp_p
 def test_deliveries_at_or_before_a_committed_position_are_skipped(tmp_path: Path):
     items = _renumbered([d for d in deliveries() if d.topic == "ktrace.pods"][:10])
     con, _ = _load(tmp_path, items)
-    stats = Loader(con, "again").load(items[5:])
+    stats = Loader(con, "again", locator="test").load(items[5:])  # the same source
     assert stats.loaded == 0 and stats.problems["out_of_order_offset"] == 5
 
 

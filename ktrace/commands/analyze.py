@@ -165,7 +165,8 @@ def explain(target: str, namespace: str | None, con, output: str) -> None:
 
 @click.command()
 @click.argument("event_id", type=int, metavar="ID")
-@click.option("--full", is_flag=True, help="Also print the stored object (redacted as stored).")
+@click.option("--full", is_flag=True, help="Also print the object (redacted as stored; "
+              "fetched from the source unless the database stores objects).")
 @with_db
 @output_option
 def evidence(event_id: int, full: bool, con, output: str) -> None:
@@ -265,14 +266,18 @@ def races(margin: float, namespace: str | None, con, out: Output) -> None:
 @click.command()
 @click.option("--at", required=True, help="The moment (RFC 3339, or a duration before now).")
 @click.option("--kind", help="Only this kind (e.g. Pod).")
+@click.option("--full", is_flag=True,
+              help="Add each object's JSON (fetched from the source unless stored).")
 @namespace_option
 @with_db
 @output_option
-def state(at: str, kind: str | None, namespace: str | None, con, output: str) -> None:
+def state(at: str, kind: str | None, full: bool, namespace: str | None, con,
+          output: str) -> None:
     """Every object as it was at a moment."""
     from replayer.analyses.state import state as state_at
     moment = _at(at)
-    emit(Answer.of(views.STATE, state_at(con, moment, namespace=namespace, kind=kind),
+    emit(Answer.of(views.STATE_FULL if full else views.STATE,
+                   state_at(con, moment, namespace=namespace, kind=kind, full=full),
                    now=moment), output)
 
 

@@ -1,5 +1,6 @@
 """``ktrace evidence ID``: the record behind an evidence id, where it came from, and what it
-says — the facts the typed tables hold about it, and (with ``full``) the stored object."""
+says — the facts the typed tables hold about it, and (with ``full``) the object, stored or
+fetched from its source (replayer/objects.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from replayer.objects import object_json
 from schemas.errors import KtraceError
 
 #: typed tables keyed by event_id whose rows describe the record's object
@@ -20,13 +22,12 @@ def evidence(con: duckdb.DuckDBPyConnection, event_id: int, *, full: bool = Fals
     cursor = con.execute(
         "SELECT event_id, kind, namespace, name, uid, type, inferred, resource_version, "
         "  received_at, time_source, component, attribution, topic, \"partition\", \"offset\", "
-        "  cluster, session, seq, truncated, object_size, object "
+        "  cluster, session, seq, truncated, object_size "
         "FROM raw_events WHERE event_id = ?", [event_id])
     row = cursor.fetchone()
     if row is None:
         raise KtraceError(f"no record with evidence id {event_id} in the database")
     record = dict(zip([d[0] for d in cursor.description], row))
-    text = record.pop("object")
     facts = {}
     for table in FACT_TABLES:
         cur = con.execute(f"SELECT * EXCLUDE (event_id) FROM {table} WHERE event_id = ?",
@@ -37,5 +38,6 @@ def evidence(con: duckdb.DuckDBPyConnection, event_id: int, *, full: bool = Fals
             facts[table] = [dict(zip(columns, r)) for r in rows]
     record["facts"] = facts
     if full:
+        text = object_json(con, event_id)
         record["object"] = orjson.loads(text) if text else None
     return record

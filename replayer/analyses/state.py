@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import duckdb
+import orjson
 
 from replayer.analyses import Rows, fetch
+from replayer.objects import objects_of
 from schemas.errors import KtraceError
 
 
@@ -27,13 +29,26 @@ def resolve_kind(con: duckdb.DuckDBPyConnection, name: str) -> str:
 
 
 def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None = None,
-          kind: str | None = None) -> Rows:
+          kind: str | None = None, full: bool = False) -> Rows:
+    """With ``full``, an ``object`` column: each object's JSON as it was (stored, or fetched
+    from the source: replayer/objects.py)."""
     kind = resolve_kind(con, kind) if kind else None
-    return fetch(con,
+    columns, rows = fetch(con,
                  "SELECT kind, namespace, name, uid, type AS last_event, resource_version, "
                  "  received_at AS last_seen_at, deletion_at, finalizers, "
-                 "  (SELECT any_value(phase) FROM pods p WHERE p.event_id = s.event_id) AS phase "
+                 "  (SELECT any_value(phase) FROM pods p WHERE p.event_id = s.event_id) AS phase, "
+                 "  event_id "
                  "FROM state_at(?::TIMESTAMP) s "
                  "WHERE (? IS NULL OR namespace = ?) AND (? IS NULL OR kind = ?) "
                  "AND kind <> 'Event' ORDER BY kind, namespace, name",
                  [at, namespace, namespace, kind, kind])
+    ids = [row[-1] for row in rows]
+    columns, rows = columns[:-1], [row[:-1] for row in rows]
+    if not full:
+        return columns, rows
+    found = objects_of(con, ids)
+    return columns + ["object"], [row + (_parsed(found[i]),) for row, i in zip(rows, ids)]
+
+
+def _parsed(text: bytes | None) -> object:
+    return orjson.loads(text) if text else None
