@@ -289,6 +289,7 @@ class Loader:
         try:
             self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
             typed.insert_batch(self.con)
+            projections.mark_touched(self.con)
             self._report_bad_json()
         finally:
             typed.release_batch(self.con)
