@@ -3,7 +3,8 @@
 -- --store-objects all (and for kubectl imports), else NULL: replayer/objects.py fetches it
 -- from the source by (source_id, topic, partition, offset).
 SELECT b.* EXCLUDE (object, marker),
-       CASE WHEN getvariable('ktrace_store_objects') THEN p.object END AS object,
+       CASE WHEN getvariable('ktrace_store_objects') AND p.o IS NOT NULL
+            THEN decode(b.object) END AS object,
        p.o.metadata.creationTimestamp AS created_at,
        p.o.metadata.deletionTimestamp AS deletion_at,
        p.o.metadata.deletionGracePeriodSeconds AS deletion_grace_s,
