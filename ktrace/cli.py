@@ -52,6 +52,7 @@ COMMANDS = {
     "state": "ktrace.commands.analyze:state",
     "incident": "ktrace.commands.analyze:incident",
     "report": "ktrace.commands.report:report",
+    "export": "ktrace.commands.export:export",
 }
 
 

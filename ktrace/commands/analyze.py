@@ -67,17 +67,31 @@ def refuse_existing(path: str, *, rebuild: bool) -> None:
                           "another --db")
 
 
+def parquet_option(func: Callable) -> Callable:
+    return click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
+                        help="Read a `ktrace export` Parquet directory in place instead of "
+                             "--db.")(func)
+
+
+def open_for_analysis(db_path: str, parquet_dir: str | None):  # -> DuckDBPyConnection
+    if parquet_dir:
+        from replayer.export import open_parquet
+        return open_parquet(parquet_dir)
+    from replayer import db
+    return db.open_readonly(db_path)
+
+
 def with_db(func: Callable) -> Callable:
-    """Opens --db read-only for the command as ``con`` and closes it afterwards."""
+    """Opens --db read-only (or --parquet DIR) for the command as ``con`` and closes it
+    afterwards."""
     @functools.wraps(func)
-    def wrapper(*args: Any, db_path: str, **kwargs: Any) -> Any:
-        from replayer import db
-        con = db.open_readonly(db_path)
+    def wrapper(*args: Any, db_path: str, parquet_dir: str | None, **kwargs: Any) -> Any:
+        con = open_for_analysis(db_path, parquet_dir)
         try:
             return func(*args, con=con, **kwargs)
         finally:
             con.close()
-    return db_option(wrapper)
+    return db_option(parquet_option(wrapper))
 
 
 def print_sections(sections: list[Section], out: Output) -> None:
@@ -101,9 +115,10 @@ def _at(value: str | None):
               help="Allow statements that change the database or touch files (off by "
                    "default: queries are read-only).")
 @db_option
+@parquet_option
 @output_option
 def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: bool,
-          db_path: str, output: str) -> None:
+          db_path: str, parquet_dir: str | None, output: str) -> None:
     """Run SQL against the database ('-' reads it from stdin), e.g.
     ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1"""
     from replayer import db
@@ -111,7 +126,10 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
     text = sys.stdin.read() if sql == "-" else sql
     if not text.strip():
         raise click.UsageError("no SQL given (an empty argument or empty stdin)")
-    con = db.open_db(db_path) if write and os.path.exists(db_path) else db.open_readonly(db_path)
+    if write and os.path.exists(db_path) and not parquet_dir:
+        con = db.open_db(db_path)
+    else:
+        con = open_for_analysis(db_path, parquet_dir)
     try:
         result = run_query(con, text, dict(params), write=write, timeout_s=timeout)
     finally:
