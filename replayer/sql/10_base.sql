@@ -8,9 +8,7 @@
 -- plus clock skew) — else it was first seen mid-life (listed when the recording started,
 -- created while the recorder was down, or already there when a capture began) and what
 -- happened before its first sighting is known only from its own timestamps.
--- object_versions_of(true): the objects in projection_scope only (a load recomputing the
--- pods it touched numbers their versions alone, the filter applied before the window).
-CREATE OR REPLACE MACRO object_versions_of(scoped) AS TABLE
+CREATE OR REPLACE VIEW object_versions AS
 SELECT r.* EXCLUDE (object),
        row_number() OVER w AS version_no,
        lead(r.received_at) OVER w AS next_received_at,
@@ -21,10 +19,7 @@ SELECT r.* EXCLUDE (object),
            OVER w AS seen_from_start
 FROM raw_events r
 WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
-  AND (NOT scoped OR r.uid IN (SELECT uid FROM projection_scope))
 WINDOW w AS (PARTITION BY r.uid ORDER BY r.rv NULLS LAST, r.event_id);
-
-CREATE OR REPLACE VIEW object_versions AS FROM object_versions_of(false);
 
 -- Every object as it was at ``ts``: its newest version received at or before ts, unless
 -- that version says it was deleted (without the object JSON: join raw_events by event_id
@@ -42,9 +37,8 @@ WHERE newest = 1 AND type NOT IN ('DELETED', 'INFERRED_DELETED');
 CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);
 
 -- Pod versions with their typed facts and the conditions and container counts the
--- lifecycle needs (non-init containers only); pod_versions_of(true): the pods in
--- projection_scope only.
-CREATE OR REPLACE MACRO pod_versions_of(scoped) AS TABLE
+-- lifecycle needs (non-init containers only).
+CREATE OR REPLACE VIEW pod_versions AS
 WITH cs AS (
     SELECT event_id, count(*) AS containers,
            count(*) FILTER (WHERE state = 'running') AS containers_running,
@@ -81,11 +75,9 @@ SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prest
        cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
        coalesce(cs.containers_ran, 0) AS containers_ran,
        coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons
-FROM object_versions_of(scoped) v JOIN pods p USING (event_id)
+FROM object_versions v JOIN pods p USING (event_id)
 LEFT JOIN cs USING (event_id) LEFT JOIN cond USING (event_id)
 WHERE v.kind = 'Pod';
-
-CREATE OR REPLACE VIEW pod_versions AS FROM pod_versions_of(false);
 
 -- One row per stretch of time a pod (targetRef uid) had one state in one EndpointSlice:
 -- state is ready, serving (ready=false, serving=true: terminating but still serving),

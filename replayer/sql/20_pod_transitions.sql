@@ -21,7 +21,7 @@ CREATE OR REPLACE VIEW pod_steps_raw AS
 WITH pv AS (
     SELECT *, {'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at,
                'is_live': is_live} AS ev
-    FROM pod_versions_of(true)),
+    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope)),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind) AS owner_kind, any_value(o.owner_uid) AS owner_uid
     FROM owner_refs o JOIN raw_events r USING (event_id)

@@ -47,7 +47,7 @@ stops AS (
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS finished_at,
            max(restarts) AS restarts
-    FROM pod_versions_of(true) GROUP BY uid),
+    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
     FROM owner_refs o JOIN raw_events r USING (event_id)
