@@ -38,7 +38,8 @@ def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int]) -> dict[int
             if stored is not None:
                 found[event_id] = stored.encode()
             elif size and locator is not None:
-                found[event_id] = fetcher.fetch(event_id, locator, topic, partition, offset)
+                found[event_id] = fetcher.fetch(f"record {event_id}", locator, topic,
+                                                partition, offset)
             else:
                 found[event_id] = None
     finally:
@@ -52,15 +53,16 @@ class Fetcher:
     def __init__(self) -> None:
         self._opened: dict[str, Source | ObjectUnavailable] = {}
 
-    def fetch(self, event_id: int, locator: str, topic: str, partition: int,
+    def fetch(self, what: str, locator: str, topic: str, partition: int,
               offset: int) -> bytes | None:
+        """The object of ``what`` (named so in the error) at one position of ``locator``."""
         source = self._open(locator)
         if isinstance(source, ObjectUnavailable):
             raise source
         record = source.record_at(topic, partition, offset)
         if record is None:
             raise ObjectUnavailable(
-                f"the object of record {event_id} is not in the database and its source "
+                f"the object of {what} is not in the database and its source "
                 f"{locator} no longer holds {topic}/{partition}@{offset} (retention, or "
                 f"files moved): {_STORE_HINT}")
         return record.get("object")
