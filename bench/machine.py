@@ -30,8 +30,11 @@ def memory_gib() -> float | None:
 
 
 def describe() -> dict[str, Any]:
+    import duckdb  # every replay figure, read_json's too, depends on its version
+
     return {"nproc": os.cpu_count(), "cpu": cpu_model(), "memory_gib": memory_gib(),
-            "python": platform.python_version(), "load_at_start": os.getloadavg()[0]}
+            "python": platform.python_version(), "duckdb": duckdb.__version__,
+            "load_at_start": os.getloadavg()[0]}
 
 
 def pinned_cpu() -> int:

@@ -50,11 +50,13 @@ def recorder_baseline(workload: str, out: str) -> Result:
     return {"events": events, "seconds": time.perf_counter() - start}
 
 
-def replay(bootstrap: str, prefix: str, database: str) -> Result:
+def replay(bootstrap: str, prefix: str, database: str, store_objects: bool = False) -> Result:
+    """``store_objects``: as ``replay --store-objects all`` (every object's JSON stored)."""
     source = KafkaSource(KafkaSettings(bootstrap=bootstrap))
     con = db.open_db(database, rebuild=True)
     start = time.perf_counter()
-    summary = replay_source(source, con, source_name=f"kafka:{bootstrap}", prefix=prefix)
+    summary = replay_source(source, con, source_name=f"kafka:{bootstrap}", prefix=prefix,
+                            store_objects=store_objects)
     con.close()  # the checkpoint into the file is part of loading
     seconds = time.perf_counter() - start
     source.close()
@@ -77,7 +79,7 @@ def replay_baseline(workload: str, database: str) -> Result:
 def queries(database: str, deployment: str, namespace: str) -> Result:
     """Each analysis ``QUERY_RUNS`` times on an open database: the first and the median."""
     start = time.perf_counter()
-    con = db.open_db(database)
+    con = db.open_readonly(database)  # as every analysis opens it: nothing written
     opened_ms = (time.perf_counter() - start) * 1000
     analyses: dict[str, Callable[[], Any]] = {
         "stuck": lambda: stuck(con).rows,
@@ -101,6 +103,6 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
 PHASES: dict[str, Callable[..., Result]] = {
     "recorder": recorder, "recorder_registry": recorder, "recorder_live": recorder,
     "recorder_baseline": recorder_baseline,
-    "replay": replay,
+    "replay": replay, "replay_stored": replay,
     "replay_baseline": replay_baseline, "queries": queries,
 }

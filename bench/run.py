@@ -15,9 +15,10 @@ from bench.broker import kafka_bootstrap
 from bench.recorder_path import LIVE_TARGET
 
 #: The phases measured per size, in the order they run: each path beside its baseline.
-PATHS = ("recorder_baseline", "recorder", "replay", "replay_baseline")
+PATHS = ("recorder_baseline", "recorder", "replay", "replay_stored", "replay_baseline")
 #: What ``--paths`` chooses from: the recorder's phases, or the replayer's (and the analyses).
-PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder"), "replay": ("replay", "replay_baseline")}
+PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder"),
+               "replay": ("replay", "replay_stored", "replay_baseline")}
 ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live"})
 #: When no size reached LIVE_TARGET live objects (≈ events / 4), the recorder alone on this
 #: many events, stopped at LIVE_TARGET: RSS measured there, not extrapolated.
@@ -25,7 +26,10 @@ LIVE_EVENTS = 450_000
 #: Measured too when a Schema Registry is given: the recorder path in the Confluent framing.
 REGISTRY_PATH = "recorder_registry"
 #: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
-THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database"}
+THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database",
+             "replay_stored": "database"}
+#: The analyses are timed on every database at least this large (their growth).
+QUERIES_FROM = 100_000
 #: The seed's first clone, asked for by the timeline query.
 TIMELINE = {"deployment": "frontend-c00001", "namespace": "shop-00001"}
 
@@ -63,8 +67,8 @@ class Run:
             largest = max(self.options.sizes)
             queries = None
             if "replay" in self.options.paths:
-                progress(f"queries on the {largest:,}-event database")
-                queries = child.run("queries", {"database": str(self.database(largest)), **TIMELINE})
+                queries = growth[largest].get("queries") or child.run(
+                    "queries", {"database": str(self.database(largest)), **TIMELINE})
             live = self.live(growth, bootstrap) if "recorder" in self.options.paths else None
             profiles = self.profile(bootstrap) if self.options.profile_size else {}
         info["load_at_end"] = os.getloadavg()[0]
@@ -98,6 +102,10 @@ class Run:
             args = self.arguments(path, size, events, bootstrap)
             results[path] = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None)
             self.clean_after(path, args)
+        if size >= QUERIES_FROM and "replay" in self.options.paths:  # how the analyses grow with the recording
+            progress(f"{size:>9,} events: queries")
+            results["queries"] = child.run("queries", {"database": str(self.database(size)),
+                                                       **TIMELINE})
         if size != max(self.options.sizes):
             self.database(size).unlink(missing_ok=True)
         return results
@@ -113,6 +121,8 @@ class Run:
                             "state_dir": str(self.work / f"state-{prefix}-sr"),
                             "schema_registry": self.options.schema_registry},
             "replay": {"bootstrap": bootstrap, "prefix": prefix, "database": str(self.database(size))},
+            "replay_stored": {"bootstrap": bootstrap, "prefix": prefix, "store_objects": True,
+                              "database": str(self.work / "stored.duckdb")},
             "replay_baseline": {"workload": str(events), "database": str(self.work / "read_json.duckdb")},
         }[path]
 

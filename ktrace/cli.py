@@ -54,6 +54,7 @@ COMMANDS = {
     "info": "ktrace.commands.info:info",
     "incident": "ktrace.commands.analyze:incident",
     "report": "ktrace.commands.report:report",
+    "export": "ktrace.commands.export:export",
 }
 
 

@@ -4,6 +4,8 @@ table. Analyses return (columns, rows); :meth:`View.rows` checks they are these 
 
 from __future__ import annotations
 
+import dataclasses
+
 from ktrace.output import Column as C, View
 
 EVIDENCE = ("evidence id of the record that shows it, RESOURCE:SESSION:SEQ — the same in every "
@@ -113,6 +115,10 @@ STATE = View("state", "a list of every object as it was at the moment asked for"
     C("finalizers", "finalizers, if any", show="wide", flex=True),
     C("phase", "a pod's phase"),
 ), names=("name",))
+#: ``state --full``: the same, with each object's JSON (json/yaml/csv only)
+STATE_FULL = dataclasses.replace(STATE, columns=STATE.columns + (
+    C("object", "the object's JSON as it was (fetched from the source unless stored)",
+      show="data"),))
 
 TOPICS = View("topics", "a list with one row per topic", (
     C("topic", "topic name (<prefix>.<resource>)"),

@@ -22,8 +22,9 @@ from schemas.errors import KtraceError
 
 APPLICATION = "ktrace"
 SQL_DIGEST_KEY = "sql_digest"
-#: 2: typed tables derived in SQL from the object JSON (sql/typed/).
-SCHEMA_VERSION = 2
+#: 2: typed tables derived in SQL from the object JSON (sql/typed/). 3: positions per
+#: source (``sources``), objects fetched from the source unless stored.
+SCHEMA_VERSION = 3
 #: How long an analysis waits for a loader (``replay --follow``) to release the file, and a
 #: loader for analyses to close it.
 LOCK_WAIT_S = 30.0
@@ -93,7 +94,8 @@ def sql_digest() -> str:
     """What the packaged SQL says, as a digest: a database whose projections were made by
     the same SQL needs no re-apply (binding every view takes seconds)."""
     digest = hashlib.sha256()
-    for name, text in sql_files() + [(m.table, m.select) for m in typed.models()]:
+    support = [(n, typed.read_sql(n)) for n in (typed.PARSE, projections.TOUCHED)]
+    for name, text in sql_files() + [(m.table, m.select) for m in typed.models()] + support:
         digest.update(name.encode() + b"\0" + text.encode() + b"\0")
     return digest.hexdigest()
 
@@ -117,7 +119,8 @@ def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES ('application', ?), "
                         "('schema_version', ?)", [APPLICATION, str(SCHEMA_VERSION)])
     set_meta(con, SQL_DIGEST_KEY, sql_digest())
-    set_meta(con, projections.PROJECTED_THROUGH, str(projections.loaded_through(con)))
+    projections.rescope_all(con)  # the projection tables were made again, empty
+    projections.refresh(con)
 
 
 def meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

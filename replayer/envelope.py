@@ -23,7 +23,7 @@ MARKER = pa.struct([
     ("kinds", pa.list_(STR)),
 ])
 SCHEMA = pa.schema([
-    ("event_id", I64), ("topic", STR), ("partition", I32), ("offset", I64),
+    ("event_id", I64), ("source_id", I32), ("topic", STR), ("partition", I32), ("offset", I64),
     ("cluster", STR), ("session", STR), ("seq", I64), ("type", STR), ("inferred", BOOL),
     ("api_version", STR), ("kind", STR), ("resource", STR),
     ("namespace", STR), ("name", STR), ("uid", STR),
@@ -36,7 +36,8 @@ SCHEMA = pa.schema([
 class EnvelopeBatch:
     """The envelope rows of one load batch."""
 
-    def __init__(self) -> None:
+    def __init__(self, source_id: int = 0) -> None:
+        self.source_id = source_id
         self.rows: list[tuple[Any, ...]] = []
 
     def __len__(self) -> int:
@@ -44,7 +45,7 @@ class EnvelopeBatch:
 
     def add(self, event_id: int, topic: str, partition: int, offset: int, r: Record) -> None:
         self.rows.append((
-            event_id, topic, partition, offset, r["cluster"], r["session"], r["seq"],
+            event_id, self.source_id, topic, partition, offset, r["cluster"], r["session"], r["seq"],
             r["type"], r.get("inferred", False), r["apiVersion"], r["kind"], r["resource"],
             r.get("namespace"), r.get("name"), r.get("uid"), r.get("resourceVersion"),
             r.get("resourceVersionNumber"), r["receivedAt"], r.get("timeSource") or "received",

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 import duckdb
 
-from replayer import projections, typed
+from replayer import db, projections, typed
 from replayer.envelope import EnvelopeBatch
 from replayer.sources import Delivery, PartitionKey
 from schemas.codec import Record
@@ -85,15 +85,53 @@ class RecordFilter:
         return f"namespace={self.namespace or '*'} cluster={self.cluster or '*'}"
 
 
+class SourceMismatch(db.DatabaseError):
+    """A source resumed with another filter or object mode than it was first loaded with."""
+
+
+def register_source(con: duckdb.DuckDBPyConnection, locator: str, keep: RecordFilter,
+                    store_objects: bool) -> int:
+    """The source_id of ``locator``, added on its first load; a resumed load must keep the
+    filter and object mode it started with, or the database would have holes."""
+    row = con.execute("SELECT source_id, load_filter, store_objects FROM sources "
+                      "WHERE locator = ?", [locator]).fetchone()
+    if row is None:
+        source_id = _scalar(con, "SELECT coalesce(max(source_id), 0) + 1 FROM sources")
+        con.execute("INSERT INTO sources VALUES (?, ?, ?, ?)",
+                    [source_id, locator, keep.describe(), store_objects])
+        return source_id
+    source_id, previous, stored = row
+    if previous != keep.describe():
+        raise SourceMismatch(f"{locator} was loaded with {previous} into this database; load "
+                             "it with the same -n/--cluster, or start over with --rebuild")
+    if stored != store_objects:
+        raise SourceMismatch(
+            f"{locator} was loaded with --store-objects {store_mode(stored)}; load it with "
+            "the same, or start over with --rebuild")
+    return source_id
+
+
+def store_mode(store_objects: bool) -> str:
+    return "all" if store_objects else "none"
+
+
 class Loader:
-    """One load run into an open database; create it, then call ``load``."""
+    """One load run from one source into an open database; create it, then call ``load``.
+    ``locator`` names the source (see the ``sources`` table; default: ``source``);
+    ``store_objects`` keeps every object's JSON in raw_events, else it is fetched from the
+    source when asked for (replayer/objects.py)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, source: str, *,
-                 keep: RecordFilter = RecordFilter(), batch_size: int = 5000) -> None:
+                 locator: str | None = None, keep: RecordFilter = RecordFilter(),
+                 store_objects: bool = False, batch_size: int = 5000) -> None:
         self.con, self.keep, self.batch_size = con, keep, batch_size
+        self.store_objects = store_objects
         self.stats = LoadStats()
+        self.source_id = register_source(con, locator or source, keep, store_objects)
         self.positions: dict[PartitionKey, int] = dict(
-            ((t, p), o) for t, p, o in con.execute("SELECT * FROM load_positions").fetchall())
+            ((t, p), o) for t, p, o in con.execute(
+                "SELECT topic, \"partition\", \"offset\" FROM load_positions "
+                "WHERE source_id = ?", [self.source_id]).fetchall())
         self.next_id = _scalar(con, "SELECT coalesce(max(event_id), 0) + 1 FROM raw_events")
         self.load_id = _scalar(con, "SELECT coalesce(max(load_id), 0) + 1 FROM loads")
         self.latest = _latest_versions(con)
@@ -262,7 +300,9 @@ class Loader:
             return
         typed.parse_batch(self.con, self.batch)
         try:
+            self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
             typed.insert_batch(self.con)
+            projections.mark_touched(self.con)
             self._report_bad_json()
         finally:
             typed.release_batch(self.con)
@@ -282,9 +322,9 @@ class Loader:
             self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
                                       f"{kind}: {count} records loaded without typed facts"))
         if self.positions:
-            flat = [v for (t, p), o in self.positions.items() for v in (t, p, o)]
+            flat = [v for (t, p), o in self.positions.items() for v in (self.source_id, t, p, o)]
             self.con.execute("INSERT OR REPLACE INTO load_positions VALUES "
-                             + ", ".join(["(?, ?, ?)"] * len(self.positions)), flat)
+                             + ", ".join(["(?, ?, ?, ?)"] * len(self.positions)), flat)
         if self.problem_rows:
             self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
                                  self.problem_rows)
@@ -302,7 +342,7 @@ class Loader:
 
     def _reset_batch(self) -> None:
         self._dirty = False
-        self.batch = EnvelopeBatch()
+        self.batch = EnvelopeBatch(self.source_id)
         self.batch_keys: set[tuple] = set()
         self.problem_rows: list[tuple] = []
         self.duplicate_seqs: list[tuple[str, str, int]] = []

@@ -1,17 +1,23 @@
-"""The projections kept as tables: what every analysis reads, refreshed by each load.
+"""The projections kept as tables: what every analysis reads, maintained by each load.
 
 Per-pod projections (``pod_transitions``, ``pod_lifecycle``) cost seconds to compute over a
 large recording; an analysis reads them as tables instead, and opening a database for
-analysis stays free. A load refreshes them in its last transaction and records how far they
-reach (``projected_through``, an event_id), so an interrupted load is noticed: a loader
-refreshes them on its next open, an analysis says so.
+analysis writes nothing. Each load batch adds the pods it touched to ``projection_scope``
+in its own transaction (``sql/typed/_touched_pods.sql``); the load's last step recomputes
+only those pods — their rows deleted and inserted again from the ``<name>_computed``
+views, which compute the pods in scope — and records how far the projections reach
+(``projected_through``, an event_id), so an interrupted load is noticed: a loader catches
+up on its next open, an analysis says so.
 """
 
 from __future__ import annotations
 
 import duckdb
 
+from replayer import typed
+
 PROJECTED_THROUGH = "projected_through"
+TOUCHED = "_touched_pods"
 
 
 def loaded_through(con: duckdb.DuckDBPyConnection) -> int:
@@ -27,11 +33,23 @@ def current(con: duckdb.DuckDBPyConnection) -> bool:
     return projected_through(con) == loaded_through(con)
 
 
+def mark_touched(con: duckdb.DuckDBPyConnection) -> None:
+    """Add the pods the registered load batch touched to the scope, in its transaction."""
+    con.execute("INSERT OR IGNORE INTO projection_scope " + typed.read_sql(TOUCHED))
+
+
+def rescope_all(con: duckdb.DuckDBPyConnection) -> None:
+    """Every pod in scope: the projections' SQL changed, all rows are computed again."""
+    con.execute("INSERT OR IGNORE INTO projection_scope "
+                "SELECT DISTINCT uid FROM raw_events WHERE kind = 'Pod' AND uid IS NOT NULL")
+
+
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
-    """Recompute every materialized projection from its ``<name>_computed`` view, in the
-    caller's transaction."""
+    """Recompute the pods in scope of every materialized projection, in the caller's
+    transaction, and empty the scope."""
     for (name,) in con.execute("SELECT name FROM materialized ORDER BY refresh_order").fetchall():
-        con.execute(f"DELETE FROM {name}")
+        con.execute(f"DELETE FROM {name} WHERE uid IN (SELECT uid FROM projection_scope)")
         con.execute(f"INSERT INTO {name} SELECT * FROM {name}_computed")
+    con.execute("DELETE FROM projection_scope")
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
                 [PROJECTED_THROUGH, str(loaded_through(con))])

@@ -16,7 +16,8 @@ from replayer.sources import Delivery, Source
 from schemas.redaction import Redactor
 
 FOLLOW_POLL_S = 1.0
-FILTER_KEY = "load_filter"
+#: kubectl captures are one-off files, likely gone after the import: their objects are kept.
+IMPORT_LOCATOR = "import"
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,11 @@ class Summary:
 
 def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, prefix: str,
            keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None,
+           until_us: int | None = None, store_objects: bool = False,
            on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
     """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
-    check_filter(con, keep)
-    loader = Loader(con, source_name, keep=keep)
+    loader = Loader(con, source_name, locator=source.locator, keep=keep,
+                    store_objects=store_objects)
     loader.load(source.read(source.topics(prefix), after=loader.positions,
                             since_us=since_us, until_us=until_us), on_batch=on_batch)
     loader.finish()
@@ -47,7 +48,7 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
 
 def follow(source: Source, path: str, *, source_name: str, prefix: str,
            keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None, stop: threading.Event,
+           until_us: int | None = None, store_objects: bool = False, stop: threading.Event,
            on_batch: Callable[[LoadStats], None] | None = None,
            on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
     """Keep the database at ``path`` current: catch up every second (new topics included)
@@ -63,8 +64,8 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
         if positions is None or pending is not None:
             con = db.open_db(path)
             try:
-                check_filter(con, keep)
-                loader = Loader(con, source_name, keep=keep)
+                loader = Loader(con, source_name, locator=source.locator, keep=keep,
+                                store_objects=store_objects)
                 if pending is None:  # the first catch-up resumes from the database
                     pending = source.read(source.topics(prefix), after=loader.positions,
                                           since_us=since_us, until_us=until_us)
@@ -92,8 +93,8 @@ def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, clu
                     on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
     """Load kubectl watch captures, redacted (by default as the recorder redacts);
     re-importing a file loads only what it gained since."""
-    check_filter(con, keep)
-    loader = Loader(con, "import " + " ".join(paths), keep=keep)
+    loader = Loader(con, "import " + " ".join(paths), locator=IMPORT_LOCATOR, keep=keep,
+                    store_objects=True)
     redactor = redactor or Redactor()
     deliveries = itertools.chain.from_iterable(
         read_capture(p, cluster=cluster, redactor=redactor,
@@ -101,15 +102,6 @@ def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, clu
     loader.load(deliveries, on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
-
-
-def check_filter(con: duckdb.DuckDBPyConnection, keep: RecordFilter) -> None:
-    """A database is loaded with one filter: resuming with another would leave holes."""
-    previous = db.meta(con, FILTER_KEY)
-    if previous is not None and previous != keep.describe():
-        raise db.DatabaseError(f"this database was loaded with {previous}; load with the same "
-                               f"-n/--cluster, or start over with --rebuild")
-    db.set_meta(con, FILTER_KEY, keep.describe())
 
 
 def summarize(con: duckdb.DuckDBPyConnection, stats: LoadStats) -> Summary:

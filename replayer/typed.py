@@ -28,7 +28,8 @@ class Model:
 
 
 @functools.cache
-def _read(name: str) -> str:
+def read_sql(name: str) -> str:
+    """The text of ``sql/typed/<name>.sql``."""
     return (resources.files("replayer") / "sql" / "typed" / f"{name}.sql").read_text("utf-8")
 
 
@@ -38,13 +39,13 @@ def models() -> tuple[Model, ...]:
     names = sorted(p.name[:-4] for p in folder.iterdir()
                    if p.name.endswith(".sql") and not p.name.startswith("_"))
     names.sort(key=lambda n: n != FIRST)
-    return tuple(Model(n, _read(n).strip().rstrip(";")) for n in names)
+    return tuple(Model(n, read_sql(n).strip().rstrip(";")) for n in names)
 
 
 def parse_batch(con: duckdb.DuckDBPyConnection, batch: EnvelopeBatch) -> None:
     """Register ``batch`` and parse its objects: the inputs every model reads."""
     con.register("batch", batch.table())
-    con.execute(_read(PARSE))
+    con.execute(read_sql(PARSE))
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

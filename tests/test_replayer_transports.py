@@ -17,6 +17,7 @@ import pytest
 from recorder.sinks.kafka import KafkaSink
 from recorder.sinks.locallog import LocalLogSink
 from replayer import db
+from replayer.objects import objects_of
 from replayer.replay import replay
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
@@ -55,6 +56,16 @@ def test_replay_from_kafka_matches_the_local_log(kafka_bootstrap: str, unique_to
     replay(LocalLogSource(recording("scenarios")), direct, source_name="d", prefix="ktrace")
     assert rows(from_kafka, CONTENT) == rows(direct, CONTENT)
     assert rows(from_kafka, "SELECT count(DISTINCT \"partition\") FROM load_positions") == [(3,)]
+    # objects stay in the sources: fetched by offset from Kafka, by position from the log
+    assert _objects_by_sequence(from_kafka) == _objects_by_sequence(direct)
+
+
+def _objects_by_sequence(con) -> dict[tuple, bytes | None]:
+    ids = dict(rows(con, "SELECT event_id, (session, resource, seq) FROM raw_events"))
+    assert rows(con, "SELECT count(object) FROM raw_events") == [(0,)]
+    fetched = objects_of(con, list(ids))
+    assert sum(o is not None for o in fetched.values()) > 300
+    return {ids[i]: o for i, o in fetched.items()}
 
 
 def _wait_for_line(lines: "queue.Queue[str]", wanted: str, timeout: float = 120) -> None:

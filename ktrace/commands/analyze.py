@@ -97,17 +97,31 @@ def refuse_existing(path: str, *, rebuild: bool) -> None:
                           "another --db")
 
 
+def parquet_option(func: Callable) -> Callable:
+    return click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
+                        help="Read a `ktrace export` Parquet directory in place instead of "
+                             "--db.")(func)
+
+
+def open_for_analysis(db_path: str, parquet_dir: str | None):  # -> DuckDBPyConnection
+    if parquet_dir:
+        from replayer.export import open_parquet
+        return open_parquet(parquet_dir)
+    from replayer import db
+    return db.open_readonly(db_path)
+
+
 def with_db(func: Callable) -> Callable:
-    """Opens --db read-only for the command as ``con`` and closes it afterwards."""
+    """Opens --db read-only (or --parquet DIR) for the command as ``con`` and closes it
+    afterwards."""
     @functools.wraps(func)
-    def wrapper(*args: Any, db_path: str, **kwargs: Any) -> Any:
-        from replayer import db
-        con = db.open_readonly(db_path)
+    def wrapper(*args: Any, db_path: str, parquet_dir: str | None, **kwargs: Any) -> Any:
+        con = open_for_analysis(db_path, parquet_dir)
         try:
             return func(*args, con=con, **kwargs)
         finally:
             con.close()
-    return db_option(wrapper)
+    return db_option(parquet_option(wrapper))
 
 
 def print_sections(sections: list[Section], out: Output) -> None:
@@ -131,9 +145,10 @@ def moment(value: str | None, con: Any) -> datetime | None:
               help="Allow statements that change the database or touch files (off by "
                    "default: queries are read-only).")
 @db_option
+@parquet_option
 @output_option
 def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: bool,
-          db_path: str, output: str) -> None:
+          db_path: str, parquet_dir: str | None, output: str) -> None:
     """Run SQL against the database ('-' reads it from stdin); read-only unless --write.
 
     Examples:
@@ -146,7 +161,10 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
     text = sys.stdin.read() if sql == "-" else sql
     if not text.strip():
         raise click.UsageError("no SQL given (an empty argument or empty stdin)")
-    con = db.open_db(db_path) if write and os.path.exists(db_path) else db.open_readonly(db_path)
+    if write and os.path.exists(db_path) and not parquet_dir:
+        con = db.open_db(db_path)
+    else:
+        con = open_for_analysis(db_path, parquet_dir)
     try:
         result = run_query(con, text, dict(params), write=write, timeout_s=timeout)
     finally:
@@ -201,7 +219,8 @@ def explain(target: str, namespace: str | None, cluster: str | None, con, output
 
 @click.command()
 @click.argument("evidence_id", metavar="ID")
-@click.option("--full", is_flag=True, help="Also print the stored object (redacted as stored).")
+@click.option("--full", is_flag=True, help="Also print the object (redacted as stored; "
+              "fetched from the source unless the database stores objects).")
 @with_db
 @output_option
 def evidence(evidence_id: str, full: bool, con, output: str) -> None:
@@ -322,22 +341,25 @@ def races(margin: float, namespace: str | None, cluster: str | None, con, out: O
 @click.command()
 @click.option("--at", metavar="TIME", required=True, help=f"The moment: {TIME_FORMS}.")
 @click.option("--kind", help="Only this kind, named as kubectl names it (pods, po, Pod…).")
+@click.option("--full", is_flag=True,
+              help="Add each object's JSON (fetched from the source unless stored).")
 @scope_options
 @with_db
 @output_option
-def state(at: str, kind: str | None, namespace: str | None, cluster: str | None, con,
-          output: str) -> None:
+def state(at: str, kind: str | None, full: bool, namespace: str | None, cluster: str | None,
+          con, output: str) -> None:
     """Every object as it was at a moment (AGE: since its last record, at that moment).
 
     Examples:
 
     \b
       ktrace state --at 2026-11-30T07:12:00Z --db demo.duckdb
-      ktrace state --at end-1m --kind pods -n shop"""
+      ktrace state --at end-1m --kind pods -n shop --full -o json"""
     from replayer.analyses.state import state as state_at
     when = moment(at, con)
-    emit(Answer.of(views.STATE, state_at(con, when, namespace=namespace, cluster=cluster,
-                                         kind=kind),
+    emit(Answer.of(views.STATE_FULL if full else views.STATE,
+                   state_at(con, when, namespace=namespace, cluster=cluster, kind=kind,
+                            full=full),
                    now=when), output)
 
 

@@ -94,9 +94,13 @@ def check_strict(summary: Summary, strict: bool) -> None:
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
 @click.option("--strict", is_flag=True,
               help="Exit with status 1 when part of the source could not be read.")
+@click.option("--store-objects", type=click.Choice(["none", "all"]), default="none",
+              show_default=True,
+              help="all: keep every object version's JSON in the database (self-contained, "
+                   "slower, larger); none: fetch objects from the source when asked for.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, cluster: str | None, since: str | None, until: str | None,
-           rebuild: bool, follow: bool, strict: bool) -> None:
+           rebuild: bool, follow: bool, strict: bool, store_objects: str) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice. The
     summary goes to stderr.
@@ -123,6 +127,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                     db.open_db(db_path, rebuild=True).close()
                 summary = run_follow(src, db_path, source_name=name, prefix=topic_prefix,
                                      keep=keep, since_us=since_us, until_us=until_us,
+                                     store_objects=store_objects == "all",
                                      stop=stop_on_signals(), on_batch=update,
                                      on_caught_up=report_catch_up())
             else:
@@ -130,6 +135,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                 try:
                     summary = run_replay(src, con, source_name=name, prefix=topic_prefix,
                                          keep=keep, since_us=since_us, until_us=until_us,
+                                         store_objects=store_objects == "all",
                                          on_batch=update)
                 finally:
                     con.close()

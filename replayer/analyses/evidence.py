@@ -1,5 +1,6 @@
 """``ktrace evidence ID``: the record behind an evidence id, where it came from, and what it
-says — the facts the typed tables hold about it, and (with ``full``) the stored object."""
+says — the facts the typed tables hold about it, and (with ``full``) the object, stored or
+fetched from its source (replayer/objects.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import duckdb
 import orjson
 
 from replayer.analyses.record_ids import RECORD_ID_SQL, UnknownEvidence, event_id_of
+from replayer.objects import object_json
 
 #: typed tables keyed by event_id whose rows describe the record's object
 FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",
@@ -23,13 +25,12 @@ def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
     cursor = con.execute(
         f"SELECT {RECORD_ID_SQL} AS id, event_id, kind, namespace, name, uid, type, inferred, resource_version, "
         "  received_at, time_source, component, attribution, topic, \"partition\", \"offset\", "
-        "  cluster, session, seq, truncated, object_size, object "
+        "  cluster, session, seq, truncated, object_size "
         "FROM raw_events WHERE event_id = ?", [event_id])
     row = cursor.fetchone()
     if row is None:
         raise UnknownEvidence(f"no record with evidence id {evidence_id} in the database")
     record = dict(zip([d[0] for d in cursor.description], row))
-    text = record.pop("object")
     facts = {}
     for table in FACT_TABLES:
         cur = con.execute(f"SELECT * EXCLUDE (event_id) FROM {table} WHERE event_id = ?",
@@ -40,5 +41,6 @@ def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
             facts[table] = [dict(zip(columns, r)) for r in rows]
     record["facts"] = facts
     if full:
+        text = object_json(con, event_id)
         record["object"] = orjson.loads(text) if text else None
     return record

@@ -38,6 +38,14 @@ class TopicSummary:
 
 
 class Source(Protocol):
+    #: Where the source is, as the ``sources`` table names it: ``local:<directory>`` or
+    #: ``kafka:<bootstrap>``; ``objects.open_locator`` opens it again to fetch a record.
+    locator: str
+
+    def record_at(self, topic: str, partition: int, offset: int) -> Record | None:
+        """The record at one position (None when nothing is there any more)."""
+        ...
+
     def topics(self, prefix: str | None = None) -> list[str]: ...
 
     def read(

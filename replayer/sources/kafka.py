@@ -16,11 +16,13 @@ from schemas.registry import RegistryClient
 
 log = logging.getLogger(__name__)
 POLL_MS = 500
+LOCATOR_PREFIX = "kafka:"
 
 
 class KafkaSource:
     def __init__(self, settings: KafkaSettings) -> None:
         self._settings = settings
+        self.locator = LOCATOR_PREFIX + settings.bootstrap
         registry = settings.schema_registry
         self._decoder = ValueDecoder(RegistryClient(registry) if registry else None)
         try:
@@ -92,7 +94,7 @@ class KafkaSource:
             first = last = None
             for tp in partitions:
                 for offset in {begins[tp], ends[tp] - 1} if ends[tp] > begins[tp] else ():
-                    record = self._read_one(tp, offset)
+                    record = self.record_at(tp.topic, tp.partition, offset)
                     if record is not None:
                         t = record["receivedAt"]
                         first = t if first is None else min(first, t)
@@ -126,12 +128,15 @@ class KafkaSource:
             else:
                 self._consumer.seek_to_beginning(tp)
 
-    def _read_one(self, tp: TopicPartition, offset: int) -> dict | None:
+    def record_at(self, topic: str, partition: int, offset: int) -> dict | None:
+        """The record at ``offset``: a fetch by offset (None once retention removed it: the
+        consumer then resets to another offset, which is not this record)."""
+        tp = TopicPartition(topic, partition)
         self._consumer.assign([tp])
         self._consumer.seek(tp, offset)
         for messages in self._consumer.poll(timeout_ms=5000, max_records=1).values():
             for message in messages:
-                return self._decode(message).record
+                return self._decode(message).record if message.offset == offset else None
         return None
 
     def _decode(self, message) -> Delivery:  # type: ignore[no-untyped-def]

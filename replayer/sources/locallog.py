@@ -15,6 +15,7 @@ from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
+LOCATOR_PREFIX = "local:"
 
 
 class LocalLogSource:
@@ -26,6 +27,28 @@ class LocalLogSource:
             raise TransportError(f"{directory} is one topic's directory (it holds segments); "
                                  f"give the local log's root, {parent}")
         self._directory = directory
+        self.locator = LOCATOR_PREFIX + os.path.realpath(directory)
+
+    def record_at(self, topic: str, partition: int, offset: int) -> codec.Record | None:
+        """The record at ``offset``: its block (mapped, not read: one page-in), decompressed
+        and read up to the record."""
+        segment, block_pos, index = locallog.split_position(offset)
+        path = os.path.join(self._directory, topic, locallog.segment_name(segment))
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:
+            return None
+        with fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            header = locallog.read_header(data)
+            block = next(locallog.scan_blocks(data, header, block_pos), None)
+        if not isinstance(block, locallog.Block) or block.position != block_pos:
+            return None
+        if index >= block.count:
+            return None
+        stream = io.BytesIO(block.data)
+        for _ in range(index):
+            codec.read_one(stream, header.fingerprint)
+        return codec.read_one(stream, header.fingerprint)
 
     def topics(self, prefix: str | None = None) -> list[str]:
         names = sorted(d for d in os.listdir(self._directory)

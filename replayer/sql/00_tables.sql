@@ -4,9 +4,19 @@
 
 CREATE TABLE IF NOT EXISTS ktrace_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 
--- Where each (topic, partition) was loaded up to; written in the same transaction as rows.
+-- The recordings loaded into this database, one row per source: `locator` says where it is
+-- (local:<directory>, kafka:<bootstrap>, import), so an object not stored in raw_events is
+-- fetched from it by the record's (topic, partition, offset); `load_filter` and
+-- `store_objects` are what it was first loaded with (a resumed load must use the same).
+CREATE TABLE IF NOT EXISTS sources (
+    source_id INTEGER PRIMARY KEY, locator VARCHAR UNIQUE, load_filter VARCHAR,
+    store_objects BOOLEAN);
+
+-- Where each source's (topic, partition) was loaded up to; written in the same transaction
+-- as the rows, so several recordings (clusters, shards) load into one database.
 CREATE TABLE IF NOT EXISTS load_positions (
-    topic VARCHAR, "partition" INTEGER, "offset" BIGINT, PRIMARY KEY (topic, "partition"));
+    source_id INTEGER, topic VARCHAR, "partition" INTEGER, "offset" BIGINT,
+    PRIMARY KEY (source_id, topic, "partition"));
 
 CREATE TABLE IF NOT EXISTS loads (
     load_id INTEGER PRIMARY KEY, source VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
@@ -24,8 +34,13 @@ CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, s
 
 -- Projections kept as tables (analyses read them; a load refreshes them in its last
 -- transaction, replayer/projections.py), in refresh order; each is computed by the view
--- <name>_computed.
+-- <name>_computed, for the pods in projection_scope only.
 CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order INTEGER);
+
+-- The pods whose projections are to be recomputed: those a loaded batch touched
+-- (sql/typed/_touched_pods.sql), added in the batch's transaction and cleared by the
+-- refresh, so an interrupted load's pods are recomputed by the next.
+CREATE TABLE IF NOT EXISTS projection_scope (uid VARCHAR PRIMARY KEY);
 
 -- Byte ranges of the source that could not be read — corrupt blocks, torn tails, missing,
 -- empty or unreadable segments, undecodable Kafka records: [from_offset, to_offset) of the

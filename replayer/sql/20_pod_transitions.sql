@@ -21,16 +21,16 @@ CREATE OR REPLACE VIEW pod_steps_raw AS
 WITH pv AS (
     SELECT *, {'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at,
                'is_live': is_live} AS ev
-    FROM pod_versions),
+    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope)),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind) AS owner_kind, any_value(o.owner_uid) AS owner_uid
     FROM owner_refs o JOIN raw_events r USING (event_id)
-    WHERE r.kind = 'Pod' AND o.controller GROUP BY o.uid),
+    WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid),
 pod_events AS (
     SELECT e.regarding_uid AS uid, e.reason, e.message, e.component, e.first_time, r.event_id,
            r.rv, r.type, r.received_at, e.type AS event_type, e.count
     FROM k8s_events e JOIN raw_events r USING (event_id)
-    WHERE e.regarding_uid IS NOT NULL AND e.regarding_kind = 'Pod'),
+    WHERE e.regarding_uid IN (SELECT uid FROM projection_scope) AND e.regarding_kind = 'Pod'),
 -- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME"
 owner_events AS (
     SELECT o.uid, e.reason, e.message, e.component, r.event_id
@@ -229,7 +229,8 @@ reused AS (
 membership AS (
     SELECT m.*, r.rv, r.type, min(since_at) FILTER (WHERE state = 'ready')
                OVER (PARTITION BY pod_uid) AS first_ready_at
-    FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id),
+    FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id
+    WHERE m.pod_uid IN (SELECT uid FROM projection_scope)),
 endpoint_steps AS (
     SELECT pod_uid AS uid, s.step, s.rank,
            arg_min({'event_id': since_event_id, 'rv': rv, 'type': type, 'received_at': since_at,
@@ -269,7 +270,7 @@ FROM everything;
 CREATE OR REPLACE VIEW pod_transitions_computed AS
 WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
-    FROM raw_events WHERE kind = 'Pod' GROUP BY uid),
+    FROM raw_events WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 timed AS (
     SELECT s.*, CASE WHEN s.derived AND s.server_at IS NOT NULL THEN s.server_at
                      WHEN s.is_live OR s.server_at IS NULL THEN s.received_at
@@ -296,9 +297,11 @@ SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
        o.step, o.time, o.server_at, o.component, o.event_id AS evidence_event_id,
        o.type AS evidence_type, o.detail, o.derived
 FROM ordered o LEFT JOIN ids i USING (uid)
-LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership GROUP BY ALL) m
+LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership
+           WHERE pod_uid IN (SELECT uid FROM projection_scope) GROUP BY ALL) m
        ON m.pod_uid = o.uid;
 
--- Materialized: analyses read the table, each load refreshes it.
+-- Materialized: analyses read the table; each load recomputes the pods in
+-- projection_scope (replayer/projections.py), the view computing only those.
 INSERT OR REPLACE INTO materialized VALUES ('pod_transitions', 20);
-CREATE OR REPLACE TABLE pod_transitions AS FROM pod_transitions_computed;
+CREATE OR REPLACE TABLE pod_transitions AS FROM pod_transitions_computed LIMIT 0;

@@ -35,7 +35,7 @@ WITH steps AS (
            list(step ORDER BY step) FILTER (WHERE derived) AS derived_steps,
            count(*) FILTER (WHERE step = 'restarted') AS restart_steps,
            count(*) AS steps
-    FROM pod_transitions GROUP BY uid),
+    FROM pod_transitions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 -- how the containers stopped, against the deletion deadline (deletionTimestamp)
 stops AS (
     SELECT uid, arg_min(deletion_at, version_no) FILTER (WHERE deletion_at IS NOT NULL)
@@ -47,11 +47,11 @@ stops AS (
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS finished_at,
            max(restarts) AS restarts
-    FROM pod_versions GROUP BY uid),
+    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
     FROM owner_refs o JOIN raw_events r USING (event_id)
-    WHERE r.kind = 'Pod' AND o.controller GROUP BY o.uid)
+    WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid)
 SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
        s.created_at, coalesce(s.scheduled_server_at, s.scheduled_seen_at) AS scheduled_at,
        s.run_at, s.watch_running_at, s.ready_at, s.in_endpoints_at,
@@ -84,6 +84,6 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
             ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
 FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid);
 
--- Materialized: analyses read the table, each load refreshes it.
+-- Materialized: analyses read the table; each load recomputes the pods in projection_scope.
 INSERT OR REPLACE INTO materialized VALUES ('pod_lifecycle', 30);
-CREATE OR REPLACE TABLE pod_lifecycle AS FROM pod_lifecycle_computed;
+CREATE OR REPLACE TABLE pod_lifecycle AS FROM pod_lifecycle_computed LIMIT 0;

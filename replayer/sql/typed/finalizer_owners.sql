@@ -4,9 +4,10 @@
 SELECT event_id, uid, manager, operation, time, substr(k, 4, length(k) - 4) AS finalizer
 FROM (SELECT event_id, uid, m.manager, m.operation, m.time,
              unnest(json_keys(m.fieldsV1, '$."f:metadata"."f:finalizers"')) AS k
-      FROM (SELECT event_id, uid,
-                   unnest(from_json(json_extract(object, '$.metadata.managedFields'),
+      FROM (SELECT p.event_id, p.uid,
+                   unnest(from_json(json_extract(decode(b.object), '$.metadata.managedFields'),
                                     '[{"manager": "VARCHAR", "operation": "VARCHAR",
                                        "time": "TIMESTAMP", "fieldsV1": "JSON"}]')) AS m
-            FROM parsed WHERE len(o.metadata.finalizers) > 0))
+            FROM parsed p JOIN batch b USING (event_id)
+            WHERE len(p.o.metadata.finalizers) > 0))
 WHERE starts_with(k, 'v:"')

@@ -1,6 +1,10 @@
--- raw_events: one row per record as stored (the envelope), with the object JSON and the
--- object metadata every analysis needs.
-SELECT b.* EXCLUDE (object, marker), p.object,
+-- raw_events: one row per record as stored (the envelope) and the object metadata every
+-- analysis needs. `object` is the object JSON where the source was loaded with
+-- --store-objects all (and for kubectl imports), else NULL: replayer/objects.py fetches it
+-- from the source by (source_id, topic, partition, offset).
+SELECT b.* EXCLUDE (object, marker),
+       CASE WHEN getvariable('ktrace_store_objects') AND p.o IS NOT NULL
+            THEN decode(b.object) END AS object,
        p.o.metadata.creationTimestamp AS created_at,
        p.o.metadata.deletionTimestamp AS deletion_at,
        p.o.metadata.deletionGracePeriodSeconds AS deletion_grace_s,

@@ -1,0 +1,27 @@
+"""ktrace export: a replay database as a hive-partitioned Parquet directory."""
+
+from __future__ import annotations
+
+import click
+
+from ktrace.commands.analyze import db_option
+
+
+@click.command()
+@db_option
+@click.option("--parquet", "directory", required=True, type=click.Path(file_okay=False),
+              help="Write here (a new directory): DIR/<table>/kind=…/date=…/*.parquet.")
+def export(db_path: str, directory: str) -> None:
+    """Export the database as Parquet, partitioned by kind and date, for object storage;
+    every analysis reads it in place with --parquet DIR. Example:
+    ktrace export --db incident.duckdb --parquet incident-parquet"""
+    from replayer import db
+    from replayer.export import export_parquet
+
+    con = db.open_readonly(db_path)
+    try:
+        written = export_parquet(con, directory)
+    finally:
+        con.close()
+    click.echo(f"exported {sum(written.values()):,} rows of {len(written)} tables to "
+               f"{directory} ({written.get('raw_events', 0):,} records)", err=True)

@@ -1,0 +1,101 @@
+"""The full object of a record: stored in raw_events, or fetched from its source.
+
+By default a load keeps each object only in its source (storing every version's JSON was
+the load's largest cost, docs/performance.md); raw_events keeps where it is — the
+``sources`` row's locator and the record's (topic, partition, offset): a local-log position
+is a segment, a block and the record's index in it (a seek and one block decompressed),
+a Kafka position a fetch by offset. ``--store-objects all`` (and every kubectl import)
+stores them, for a database that must stand on its own.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from replayer.sources import Source
+from schemas.errors import KtraceError, TransportError
+
+
+class ObjectUnavailable(KtraceError):
+    """The object is not stored and its source cannot give it any more."""
+
+
+def object_json(con: duckdb.DuckDBPyConnection, event_id: int) -> bytes | None:
+    """The object JSON of record ``event_id`` (None for a record without one: a marker, an
+    inferred deletion, an oversized object the recorder dropped)."""
+    return objects_of(con, [event_id]).get(event_id)
+
+
+def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int]) -> dict[int, bytes | None]:
+    """event_id → object JSON of each of ``event_ids``, each source opened once."""
+    rows = con.execute(
+        "SELECT r.event_id, r.object, r.object_size, s.locator, r.topic, r.\"partition\", "
+        "  r.\"offset\" FROM raw_events r LEFT JOIN sources s USING (source_id) "
+        "WHERE r.event_id IN (SELECT unnest(?::BIGINT[]))", [event_ids]).fetchall()
+    fetcher, found = Fetcher(), {}
+    try:
+        for event_id, stored, size, locator, topic, partition, offset in rows:
+            if stored is not None:
+                found[event_id] = stored.encode()
+            elif size and locator is not None:
+                found[event_id] = fetcher.fetch(f"record {event_id}", locator, topic,
+                                                partition, offset)
+            else:
+                found[event_id] = None
+    finally:
+        fetcher.close()
+    return found
+
+
+class Fetcher:
+    """Fetches objects by position, each source opened once (many records, one source)."""
+
+    def __init__(self) -> None:
+        self._opened: dict[str, Source | ObjectUnavailable] = {}
+
+    def fetch(self, what: str, locator: str, topic: str, partition: int,
+              offset: int) -> bytes | None:
+        """The object of ``what`` (named so in the error) at one position of ``locator``."""
+        source = self._open(locator)
+        if isinstance(source, ObjectUnavailable):
+            raise source
+        record = source.record_at(topic, partition, offset)
+        if record is None:
+            raise ObjectUnavailable(
+                f"the object of {what} is not in the database and its source "
+                f"{locator} no longer holds {topic}/{partition}@{offset} (retention, or "
+                f"files moved): {_STORE_HINT}")
+        return record.get("object")
+
+    def close(self) -> None:
+        for source in self._opened.values():
+            if not isinstance(source, ObjectUnavailable):
+                source.close()
+
+    def _open(self, locator: str) -> Source | ObjectUnavailable:
+        if locator not in self._opened:
+            try:
+                self._opened[locator] = open_locator(locator)
+            except TransportError as exc:
+                self._opened[locator] = ObjectUnavailable(
+                    f"objects of {locator} are not in the database and the source is "
+                    f"unavailable ({exc}): {_STORE_HINT}")
+        return self._opened[locator]
+
+
+_STORE_HINT = ("replay it again with --store-objects all where it is still whole, to keep "
+               "objects in the database")
+
+
+def open_locator(locator: str) -> Source:
+    """The source a ``sources.locator`` names (Kafka with default client settings)."""
+    scheme, _, where = locator.partition(":")
+    if scheme == "local":
+        from replayer.sources.locallog import LocalLogSource
+        return LocalLogSource(where)
+    if scheme == "kafka":
+        from replayer.sources.kafka import KafkaSource
+        from schemas.kafka_settings import KafkaSettings
+        return KafkaSource(KafkaSettings(bootstrap=where, connect_timeout_s=5.0))
+    raise TransportError(f"no source to fetch from ({locator})")
+
