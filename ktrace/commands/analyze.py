@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from ktrace.commands.topics import open_source, require_topics
+from ktrace.completion import complete_targets
 from ktrace import views
 from ktrace.databases import echo_where, incident_db_path
 from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
@@ -174,7 +175,7 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
 
 
 @click.command()
-@click.argument("target", metavar="POD | KIND/NAME")
+@click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
 @scope_options
 @with_db
 @output_option
@@ -194,7 +195,7 @@ def timeline(target: str, namespace: str | None, cluster: str | None, con, outpu
 
 
 @click.command()
-@click.argument("target", metavar="POD | KIND/NAME")
+@click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
 @scope_options
 @with_db
 @output_option

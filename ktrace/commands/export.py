@@ -13,8 +13,13 @@ from ktrace.commands.analyze import db_option
               help="Write here (a new directory): DIR/<table>/kind=…/date=…/*.parquet.")
 def export(db_path: str, directory: str) -> None:
     """Export the database as Parquet, partitioned by kind and date, for object storage;
-    every analysis reads it in place with --parquet DIR. Example:
-    ktrace export --db incident.duckdb --parquet incident-parquet"""
+    every analysis reads it in place with --parquet DIR.
+
+    Examples:
+
+    \b
+      ktrace export --db incident.duckdb --parquet incident-parquet
+      ktrace stuck --parquet incident-parquet"""
     from replayer import db
     from replayer.export import export_parquet
 
