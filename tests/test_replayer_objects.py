@@ -46,7 +46,7 @@ def test_evidence_and_state_give_the_full_object_in_both_modes(tmp_path: Path, s
     assert (stored > 0) == store
     records = rows(con, POD_RECORDS)
     for event_id, topic, offset in records[:: max(1, len(records) // 20)]:
-        obj = evidence(con, event_id, full=True)["object"]
+        obj = evidence(con, str(event_id), full=True)["object"]
         assert obj == _in_source(log, topic, offset) and obj["kind"] == "Pod"
     end = rows(con, "SELECT max(received_at) FROM raw_events")[0][0]
     columns, found = state(con, end, kind="Pod", full=True)
@@ -61,9 +61,9 @@ def test_a_moved_source_fails_only_what_needs_objects(tmp_path: Path):
     event_id = rows(con, POD_RECORDS)[0][0]
     shutil.move(log, tmp_path / "moved")
     with pytest.raises(ObjectUnavailable) as err:
-        evidence(con, event_id, full=True)
+        evidence(con, str(event_id), full=True)
     assert "\n" not in str(err.value) and "--store-objects all" in str(err.value)
-    assert evidence(con, event_id)["facts"]["pods"]  # the typed facts need no source
+    assert evidence(con, str(event_id))["facts"]["pods"]  # the typed facts need no source
     assert stuck(con).rows[1]  # analyses read typed tables only
     assert state(con, datetime(2100, 1, 1), kind="Pod")[1]
 
@@ -74,7 +74,7 @@ def test_stored_objects_outlive_the_source(tmp_path: Path):
     event_id, topic, offset = rows(con, POD_RECORDS)[0]
     expected = _in_source(log, topic, offset)
     shutil.rmtree(log)
-    assert evidence(con, event_id, full=True)["object"] == expected
+    assert evidence(con, str(event_id), full=True)["object"] == expected
 
 
 def test_a_source_keeps_the_object_mode_it_was_loaded_with(tmp_path: Path):
