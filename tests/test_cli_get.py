@@ -36,26 +36,19 @@ def rows(*args: str) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = str(tmp_path_factory.mktemp("get") / "demo.duckdb")
-    run("replay", demo_recording(), "--db", path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def public(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("get") / "public.duckdb")
     run("import", *[f"tests/data/public/{f}.json" for f in SPECIMENS], "--db", path)
     return path
 
 
-def test_get_pods_lists_the_pods_that_exist_at_the_moment(demo):
+def test_get_pods_lists_the_pods_that_exist_at_the_moment(demo_db):
     for at in ("2026-11-30T07:11:45Z", END):
-        pods = rows("get", "pods", "-A", "--at", at, "--db", demo)
-        existing = rows("state", "--kind", "Pod", "--at", at, "--db", demo)
+        pods = rows("get", "pods", "-A", "--at", at, "--db", demo_db)
+        existing = rows("state", "--kind", "Pod", "--at", at, "--db", demo_db)
         assert sorted((p["namespace"], p["name"]) for p in pods) == sorted(
             (s["namespace"], s["name"]) for s in existing)
-    by_name = {p["name"]: p for p in rows("get", "po", "--db", demo)}
+    by_name = {p["name"]: p for p in rows("get", "po", "--db", demo_db)}
     assert by_name["held"]["status"] == "Terminating" and by_name["held"]["ready"] == "0/1"
     assert by_name["victim"]["node"] == "kwok-node-2"
     running = [p for p in by_name.values() if p["name"].startswith("web-")]
@@ -70,19 +63,19 @@ def test_get_pods_shows_what_kubectl_showed_for_a_public_specimen(public, specim
     assert ready is None or pod["ready"] == ready
 
 
-def test_label_and_field_selectors_narrow_as_kubectl_does(demo):
+def test_label_and_field_selectors_narrow_as_kubectl_does(demo_db):
     labelled = rows("query", "SELECT name FROM state_at(TIMESTAMP '2026-11-30 07:13:30') "
-                    "WHERE kind = 'Pod' AND labels['app'] = 'web'", "--db", demo)
-    web = rows("get", "pods", "-l", "app=web", "--db", demo)
+                    "WHERE kind = 'Pod' AND labels['app'] = 'web'", "--db", demo_db)
+    web = rows("get", "pods", "-l", "app=web", "--db", demo_db)
     assert sorted(p["name"] for p in web) == sorted(r["name"] for r in labelled)
-    assert rows("get", "pods", "-l", "app in (web),!nothing", "--db", demo) == web
-    everyone = {p["name"] for p in rows("get", "pods", "--db", demo)}
-    others = {p["name"] for p in rows("get", "pods", "-l", "app notin (web)", "--db", demo)}
+    assert rows("get", "pods", "-l", "app in (web),!nothing", "--db", demo_db) == web
+    everyone = {p["name"] for p in rows("get", "pods", "--db", demo_db)}
+    others = {p["name"] for p in rows("get", "pods", "-l", "app notin (web)", "--db", demo_db)}
     assert others and others == everyone - {p["name"] for p in web}
-    on_node = rows("get", "pods", "--field-selector", "spec.nodeName=kwok-node-2", "--db", demo)
+    on_node = rows("get", "pods", "--field-selector", "spec.nodeName=kwok-node-2", "--db", demo_db)
     assert [p["name"] for p in on_node] == ["victim"]
     not_race = rows("get", "pods", "--field-selector", "metadata.namespace!=race", "-l", "app=web",
-                    "--db", demo)
+                    "--db", demo_db)
     assert not_race and {p["namespace"] for p in not_race} == {"graceful"}
 
 
@@ -90,25 +83,25 @@ def test_label_and_field_selectors_narrow_as_kubectl_does(demo):
     (["-l", "app=("], "cannot parse label selector"),
     (["--field-selector", "spec.bogus=1"], "field 'spec.bogus' cannot be selected here"),
 ])
-def test_a_bad_selector_is_one_error_line(demo, args, message):
-    result = CliRunner().invoke(cli, ["get", "pods", *args, "--db", demo])
+def test_a_bad_selector_is_one_error_line(demo_db, args, message):
+    result = CliRunner().invoke(cli, ["get", "pods", *args, "--db", demo_db])
     assert result.exit_code == 1 and message in result.stderr
     assert len(result.stderr.splitlines()) == 1
 
 
-def test_get_other_kinds(demo):
-    assert {d["name"]: d["ready"] for d in rows("get", "deploy", "-n", "race", "--db", demo)} == {
+def test_get_other_kinds(demo_db):
+    assert {d["name"]: d["ready"] for d in rows("get", "deploy", "-n", "race", "--db", demo_db)} == {
         "web": "3/3"}
-    nodes = {n["name"]: n["status"] for n in rows("get", "no", "--db", demo)}
+    nodes = {n["name"]: n["status"] for n in rows("get", "no", "--db", demo_db)}
     assert nodes["kwok-node-0"] == "Ready" and nodes["kwok-node-2"] != "Ready"
-    assert {n["name"]: n["status"] for n in rows("get", "ns", "--db", demo)}["doomed"] == \
+    assert {n["name"]: n["status"] for n in rows("get", "ns", "--db", demo_db)}["doomed"] == \
         "Terminating"
-    events = rows("get", "ev", "--field-selector", "reason=NodeNotReady", "--db", demo)
+    events = rows("get", "ev", "--field-selector", "reason=NodeNotReady", "--db", demo_db)
     assert events and {e["reason"] for e in events} == {"NodeNotReady"}
-    assert run("get", "deploy/web", "-n", "race", "--db", demo, "-o", "name") == "deployment/web\n"
+    assert run("get", "deploy/web", "-n", "race", "--db", demo_db, "-o", "name") == "deployment/web\n"
 
 
-def test_info_shows_the_clusters_sessions_kinds_and_unseen_stretches(demo, public,
+def test_info_shows_the_clusters_sessions_kinds_and_unseen_stretches(demo_db, public,
                                                                      tmp_path):
     both = str(tmp_path / "both.duckdb")
     run("replay", demo_recording(), "--db", both)
