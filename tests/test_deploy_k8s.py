@@ -503,7 +503,8 @@ def test_recorder_with_only_its_rbac_records_every_kind_and_never_asks_for_secre
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert "403" not in output and "forbidden" not in output.lower(), output
+    # a status 403 stands alone; a random session id or a count may hold the digits 403
+    assert not re.search(r"\b403\b", output) and "forbidden" not in output.lower(), output
 
     counts = record_types(out)
     missing = [(kind, step) for kind in DEFAULT_KINDS for step in ("LISTED", "SYNCED") if not counts[kind, step]]
