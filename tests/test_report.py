@@ -94,3 +94,12 @@ def test_derived_steps_are_drawn_hollow_and_seen_steps_filled(tmp_path: Path):
                             f"WHERE NOT list_contains({list(STEPS_DRAWN_ELSEWHERE)}, step)")
     assert sorted((int(ev), kind == "step derived") for kind, ev in drawn) == sorted(steps)
     assert any(derived for _, derived in steps) and not all(derived for _, derived in steps)
+
+
+def test_the_findings_evidence_ids_are_record_ids_that_ktrace_evidence_opens(demo_report):
+    db, html = demo_report
+    shown = re.findall(r'class="ev" data-ev="(\d+)">([^<]+)<', html.read_text())
+    assert shown and all(not label.startswith("#") for _, label in shown)
+    for event_id, label in sorted(set(shown))[:10]:
+        record = json.loads(ktrace("evidence", label, "--db", str(db), "-o", "json"))
+        assert record["id"] == label and record["event_id"] == int(event_id)

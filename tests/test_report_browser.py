@@ -3,6 +3,7 @@ headless Chromium with the network blocked (tests/infra/browser.py)."""
 
 from __future__ import annotations
 
+import re
 import json
 from datetime import datetime
 from pathlib import Path
@@ -120,6 +121,9 @@ def test_clicking_a_mark_opens_its_evidence(demo_report, page, tmp_path: Path):
     assert (fields["kind"], fields["resource_version"], fields["topic"]) == (kind, rv, topic)
     assert (int(fields["partition"]), int(fields["offset"])) == (partition, offset)
     assert "received_at" in fields and "component" in fields
+    # the panel names the record as `ktrace evidence` takes it, the same after a rebuild
+    assert fields["more"].split()[:3] == ["ktrace", "evidence", fields["id"]]
+    assert re.fullmatch(r"[a-z0-9.-]+:[0-9a-f]{8}:\d+", fields["id"])
     page.save_screenshot(str(tmp_path / "report.png"))
     assert (tmp_path / "report.png").stat().st_size > 10_000
 

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S
-from replayer.analyses.record_ids import internal_dicts
+from replayer.analyses.record_ids import RECORD_ID_SQL, internal_dicts
 from replayer.analyses.scope import of_cluster
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
@@ -256,11 +256,13 @@ def replica_series(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, 
 def evidence(con: duckdb.DuckDBPyConnection, event_ids: set[int]) -> dict[int, Row]:
     """The record behind each mark: who sent what, when it arrived and where it is stored,
     with the typed fields of its kind (as stored: redacted before storage)."""
-    rows = _rows(con, """
+    rows = _rows(con, f"""
         WITH ids AS (SELECT unnest(?::BIGINT[]) AS event_id)
-        SELECT r.event_id, r.kind, r.namespace, r.name, r.uid, r.type, r.resource_version,
-               r.component, r.attribution, r.received_at, r.time_source, r.topic,
-               r.partition, r."offset", r.session, r.seq, r.deletion_at, r.finalizers,
+        SELECT r.event_id,
+               (SELECT {RECORD_ID_SQL} FROM raw_events x WHERE x.event_id = r.event_id) AS id,
+               r.kind, r.namespace, r.name, r.uid, r.type, r.resource_version, r.component,
+               r.attribution, r.received_at, r.time_source, r.topic, r.partition, r."offset",
+               r.session, r.seq, r.deletion_at, r.finalizers,
                p.phase, p.node_name, p.grace_s, p.status_reason,
                (SELECT list(c.name || ': ' || coalesce(c.state, '?')
                             || coalesce(' ' || c.reason, '')

@@ -29,7 +29,7 @@
       record ? record.kind + " " + (record.namespace ? record.namespace + "/" : "") + record.name : "evidence #" + id;
     var fields = record || {"event_id": id, "note": "not in this report"};
     if (title) { fields = Object.assign({"mark": title}, fields); }
-    fields = Object.assign({}, fields, {"more": "ktrace evidence " + id + " (-o json: the stored object)"});
+    fields = Object.assign({}, fields, {"more": "ktrace evidence " + (record ? record.id : id) + " (-o json: the whole object)"});
     Object.keys(fields).forEach(function (key) {
       var row = table.insertRow(), value = fields[key];
       row.insertCell().textContent = key;
