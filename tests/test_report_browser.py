@@ -3,8 +3,8 @@ headless Chromium with the network blocked (tests/infra/browser.py)."""
 
 from __future__ import annotations
 
-import re
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 
