@@ -129,7 +129,8 @@ def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
         _wait_for_line(lines, "caught up: 510 records loaded")
     finally:
         follower.send_signal(signal.SIGINT)
-        out, _ = follower.communicate(timeout=60)
+        follower.wait(timeout=60)  # not communicate(): the line reader owns stderr
+        follower.stdout.close()
         sink.close()
     said = _rest_of(lines)  # the summary goes to stderr, beside the progress
     assert follower.returncode == 0, said
