@@ -11,6 +11,7 @@ stores them, for a database that must stand on its own.
 from __future__ import annotations
 
 import duckdb
+import orjson
 
 from replayer.sources import Source
 from schemas.errors import KtraceError, TransportError
@@ -24,6 +25,11 @@ def object_json(con: duckdb.DuckDBPyConnection, event_id: int) -> bytes | None:
     """The object JSON of record ``event_id`` (None for a record without one: a marker, an
     inferred deletion, an oversized object the recorder dropped)."""
     return objects_of(con, [event_id]).get(event_id)
+
+
+def parsed(text: bytes | None) -> object:
+    """An object's JSON as Python values (None: a record without an object, e.g. a marker)."""
+    return orjson.loads(text) if text else None
 
 
 def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int]) -> dict[int, bytes | None]:

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import os
 import sys
-import tempfile
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable

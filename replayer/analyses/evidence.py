@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-import orjson
 
 from replayer.analyses.record_ids import RECORD_ID_SQL, UnknownEvidence, event_id_of
-from replayer.objects import object_json
+from replayer.objects import object_json, parsed
 
 #: typed tables keyed by event_id whose rows describe the record's object
 FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",
@@ -41,6 +40,5 @@ def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
             facts[table] = [dict(zip(columns, r)) for r in rows]
     record["facts"] = facts
     if full:
-        text = object_json(con, event_id)
-        record["object"] = orjson.loads(text) if text else None
+        record["object"] = parsed(object_json(con, event_id))
     return record

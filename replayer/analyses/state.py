@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 import duckdb
-import orjson
 
 from replayer.analyses import Rows, fetch
-from replayer.objects import objects_of
+from replayer.objects import objects_of, parsed
 from schemas.kinds import kind_name
 
 
@@ -33,8 +32,4 @@ def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None
     if not full:
         return columns, rows
     found = objects_of(con, ids)
-    return columns + ["object"], [row + (_parsed(found[i]),) for row, i in zip(rows, ids)]
-
-
-def _parsed(text: bytes | None) -> object:
-    return orjson.loads(text) if text else None
+    return columns + ["object"], [row + (parsed(found[i]),) for row, i in zip(rows, ids)]
