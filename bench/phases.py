@@ -18,22 +18,26 @@ from replayer.analyses.races import races
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
 from replayer.replay import replay as replay_source
+from replayer.sources import Source
 from replayer.sources.kafka import KafkaSource
+from replayer.sources.locallog import LocalLogSource
 from schemas.kafka_settings import KafkaSettings
 
 Result = dict[str, Any]
 QUERY_RUNS = 3
 
 
-def recorder(workload: str, bootstrap: str, prefix: str, state_dir: str,
-             schema_registry: str | None = None, stop_at_live: bool = False) -> Result:
+def recorder(workload: str, bootstrap: str | None, prefix: str, state_dir: str,
+             schema_registry: str | None = None, stop_at_live: bool = False,
+             out: str | None = None) -> Result:
     """``main_cpu_s``: the recording thread's own CPU; the rest of ``cpu_s`` is the Kafka
     producer's threads (batching, compression, checksums). With ``schema_registry``, the
     same path writing the Confluent framing; with ``stop_at_live``, only until
-    ``LIVE_TARGET`` objects are live (the RSS-at-100k-live phase)."""
+    ``LIVE_TARGET`` objects are live (the RSS-at-100k-live phase); with ``bootstrap`` None,
+    into the local log at ``out`` (the source of ``replay_local``)."""
     start, main_cpu = time.perf_counter(), time.thread_time()
     run = record_file(workload, bootstrap=bootstrap, prefix=prefix, state_dir=state_dir,
-                      schema_registry=schema_registry, stop_at_live=stop_at_live)
+                      schema_registry=schema_registry, stop_at_live=stop_at_live, out=out)
     return {"events": run.events, "seconds": time.perf_counter() - start,
             "main_cpu_s": time.thread_time() - main_cpu,
             "records": run.records, "live_objects": run.live_objects,
@@ -50,12 +54,15 @@ def recorder_baseline(workload: str, out: str) -> Result:
     return {"events": events, "seconds": time.perf_counter() - start}
 
 
-def replay(bootstrap: str, prefix: str, database: str, store_objects: bool = False) -> Result:
-    """``store_objects``: as ``replay --store-objects all`` (every object's JSON stored)."""
-    source = KafkaSource(KafkaSettings(bootstrap=bootstrap))
+def replay(bootstrap: str | None, prefix: str, database: str, store_objects: bool = False,
+           log: str | None = None) -> Result:
+    """``store_objects``: as ``replay --store-objects all`` (every object's JSON stored);
+    ``bootstrap`` None: from the local log at ``log``."""
+    source: Source = (LocalLogSource(log) if bootstrap is None
+                      else KafkaSource(KafkaSettings(bootstrap=bootstrap)))
     con = db.open_db(database, rebuild=True)
     start = time.perf_counter()
-    summary = replay_source(source, con, source_name=f"kafka:{bootstrap}", prefix=prefix,
+    summary = replay_source(source, con, source_name=source.locator, prefix=prefix,
                             store_objects=store_objects)
     con.close()  # the checkpoint into the file is part of loading
     seconds = time.perf_counter() - start
@@ -102,7 +109,7 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
 
 PHASES: dict[str, Callable[..., Result]] = {
     "recorder": recorder, "recorder_registry": recorder, "recorder_live": recorder,
-    "recorder_baseline": recorder_baseline,
-    "replay": replay, "replay_stored": replay,
+    "recorder_local": recorder, "recorder_baseline": recorder_baseline,
+    "replay": replay, "replay_stored": replay, "replay_local": replay,
     "replay_baseline": replay_baseline, "queries": queries,
 }

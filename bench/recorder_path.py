@@ -54,12 +54,14 @@ class RecorderRun:
 class Pipeline:
     """One recording session over the bench's watches, fed raw watch lines."""
 
-    def __init__(self, bootstrap: str, prefix: str, state_dir: str,
-                 schema_registry: str | None = None) -> None:
+    def __init__(self, bootstrap: str | None, prefix: str, state_dir: str,
+                 schema_registry: str | None = None, out: str | None = None) -> None:
+        """``bootstrap`` None: into the local log at ``out``, as ``ktrace record --out``."""
         registry = RegistrySettings(url=schema_registry) if schema_registry else None
-        self.settings = RecordSettings(
-            kafka=KafkaSettings(bootstrap=bootstrap, schema_registry=registry),
-            topic_prefix=prefix, state_dir=state_dir)
+        kafka = None if bootstrap is None else KafkaSettings(bootstrap=bootstrap,
+                                                             schema_registry=registry)
+        self.settings = RecordSettings(kafka=kafka, out=out, topic_prefix=prefix,
+                                       state_dir=state_dir)
         metrics = Metrics()
         self.sink: Sink = open_sink(self.settings, metrics,
                                     [topic_for(prefix, t.resource) for t in TARGETS.values()])
@@ -131,11 +133,13 @@ class Pipeline:
                 state.dirty = False
 
 
-def record_file(path: str, *, bootstrap: str, prefix: str, state_dir: str,
-                schema_registry: str | None = None, stop_at_live: bool = False) -> RecorderRun:
+def record_file(path: str, *, bootstrap: str | None, prefix: str, state_dir: str,
+                schema_registry: str | None = None, stop_at_live: bool = False,
+                out: str | None = None) -> RecorderRun:
     """``schema_registry``: the Confluent framing through that registry (else the header);
-    ``stop_at_live``: stop once LIVE_TARGET objects are live."""
-    pipeline = Pipeline(bootstrap, prefix, state_dir, schema_registry)
+    ``stop_at_live``: stop once LIVE_TARGET objects are live; ``bootstrap`` None: into the
+    local log at ``out``."""
+    pipeline = Pipeline(bootstrap, prefix, state_dir, schema_registry, out)
     pipeline.start()
     with open(path, "rb") as fh:
         events = pipeline.feed(fh, stop_at_live=stop_at_live)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,15 @@ from bench.broker import kafka_bootstrap
 from bench.recorder_path import LIVE_TARGET
 
 #: The phases measured per size, in the order they run: each path beside its baseline.
-PATHS = ("recorder_baseline", "recorder", "replay", "replay_stored", "replay_baseline")
+#: ``recorder_local`` writes the local log ``replay_local`` reads.
+PATHS = ("recorder_baseline", "recorder", "recorder_local", "replay", "replay_stored",
+         "replay_local", "replay_baseline")
 #: What ``--paths`` chooses from: the recorder's phases, or the replayer's (and the analyses).
-PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder"),
-               "replay": ("replay", "replay_stored", "replay_baseline")}
-ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live"})
+PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder", "recorder_local"),
+               "replay": ("recorder_local", "replay", "replay_stored", "replay_local",
+                          "replay_baseline")}
+ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live",
+                      "recorder_local"})
 #: When no size reached LIVE_TARGET live objects (≈ events / 4), the recorder alone on this
 #: many events, stopped at LIVE_TARGET: RSS measured there, not extrapolated.
 LIVE_EVENTS = 450_000
@@ -27,7 +32,7 @@ LIVE_EVENTS = 450_000
 REGISTRY_PATH = "recorder_registry"
 #: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
 THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database",
-             "replay_stored": "database"}
+             "replay_stored": "database", "replay_local": "database"}
 #: The analyses are timed on every database at least this large (their growth).
 QUERIES_FROM = 100_000
 #: The seed's first clone, asked for by the timeline query.
@@ -93,6 +98,9 @@ class Run:
     def database(self, size: int) -> Path:
         return self.work / f"replay-{size}.duckdb"
 
+    def local_log(self, size: int) -> Path:
+        return self.work / f"log-{size}"
+
     def measure(self, size: int, bootstrap: str) -> dict[str, dict[str, Any]]:
         events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
         results = {}
@@ -100,8 +108,11 @@ class Run:
         for path in self.options.paths + ((REGISTRY_PATH,) if with_registry else ()):
             progress(f"{size:>9,} events: {path}")
             args = self.arguments(path, size, events, bootstrap)
+            if path == "recorder_local":  # a fresh log: a reused work directory's would grow
+                shutil.rmtree(args["out"], ignore_errors=True)
             results[path] = child.run(path, args, cpu=self.cpu if path in ONE_CORE else None)
             self.clean_after(path, args)
+        shutil.rmtree(self.local_log(size), ignore_errors=True)
         if size >= QUERIES_FROM and "replay" in self.options.paths:  # how the analyses grow with the recording
             progress(f"{size:>9,} events: queries")
             results["queries"] = child.run("queries", {"database": str(self.database(size)),
@@ -121,8 +132,13 @@ class Run:
                             "state_dir": str(self.work / f"state-{prefix}-sr"),
                             "schema_registry": self.options.schema_registry},
             "replay": {"bootstrap": bootstrap, "prefix": prefix, "database": str(self.database(size))},
+            "recorder_local": {"workload": str(events), "bootstrap": None, "prefix": prefix,
+                               "state_dir": str(self.work / f"state-{prefix}-local"),
+                               "out": str(self.local_log(size))},
             "replay_stored": {"bootstrap": bootstrap, "prefix": prefix, "store_objects": True,
                               "database": str(self.work / "stored.duckdb")},
+            "replay_local": {"bootstrap": None, "prefix": prefix, "log": str(self.local_log(size)),
+                             "database": str(self.work / "local.duckdb")},
             "replay_baseline": {"workload": str(events), "database": str(self.work / "read_json.duckdb")},
         }[path]
 
