@@ -17,11 +17,30 @@ from schemas.topics import DEFAULT_PREFIX
 def kafka_options(func: Callable) -> Callable:
     """--kafka BOOTSTRAP plus TLS/SASL and Schema Registry options; passes ``kafka``
     (KafkaSettings or None)."""
-    options = [
+    return _kafka_options(func, [
         click.option("--kafka", "bootstrap", envvar="KTRACE_KAFKA", metavar="HOST:PORT[,…]",
                      help="Kafka bootstrap servers. Without it, the local log is used."),
         click.option("--topic-prefix", default=DEFAULT_PREFIX, show_default=True,
                      envvar="KTRACE_TOPIC_PREFIX", help="Topics are <prefix>.<resource>."),
+    ])
+
+
+def fetch_kafka_options(func: Callable) -> Callable:
+    """The Kafka options of a command that fetches objects a database does not store from
+    the recording's Kafka: how to reach it (TLS/SASL, the registry), and --kafka to reach it
+    at another address than the one recorded. Passes ``kafka`` (KafkaSettings or None)."""
+    return _kafka_options(func, [
+        click.option("--kafka", "bootstrap", envvar="KTRACE_KAFKA", metavar="HOST:PORT[,…]",
+                     help="Fetch objects from the recording's Kafka at this address "
+                          "(default: the one it was replayed from)."),
+    ], recorded_bootstrap=True)
+
+
+def _kafka_options(func: Callable, first: list[Callable], *,
+                   recorded_bootstrap: bool = False) -> Callable:
+    """``recorded_bootstrap``: the settings always passed, their bootstrap empty without
+    --kafka (the one the database recorded is used)."""
+    options = first + [
         click.option("--kafka-security-protocol", default="PLAINTEXT", show_default=True,
                      type=click.Choice(["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"])),
         click.option("--kafka-sasl-mechanism",
@@ -60,7 +79,7 @@ def kafka_options(func: Callable) -> Callable:
         strategy = kwargs.pop("subject_name_strategy")
         registry = (RegistrySettings(url=registry_url, subject_strategy=strategy, **registry_auth)
                     if registry_url else None)
-        if registry is not None and not bootstrap:
+        if registry is not None and not bootstrap and not recorded_bootstrap:
             raise click.UsageError("--schema-registry needs --kafka")
         settings = dict(
             security_protocol=kwargs.pop("kafka_security_protocol"),
@@ -73,7 +92,8 @@ def kafka_options(func: Callable) -> Callable:
             connect_timeout_s=kwargs.pop("kafka_timeout"),
             schema_registry=registry,
         )
-        kwargs["kafka"] = KafkaSettings(bootstrap=bootstrap, **settings) if bootstrap else None
+        given = bootstrap or ("" if recorded_bootstrap else None)
+        kwargs["kafka"] = None if given is None else KafkaSettings(bootstrap=given, **settings)
         return func(*args, **kwargs)
 
     for option in reversed(options):

@@ -10,21 +10,25 @@ stores them, for a database that must stand on its own.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import duckdb
 import orjson
 
 from replayer.sources import Source
 from schemas.errors import KtraceError, TransportError
+from schemas.kafka_settings import KafkaSettings
 
 
 class ObjectUnavailable(KtraceError):
     """The object is not stored and its source cannot give it any more."""
 
 
-def object_json(con: duckdb.DuckDBPyConnection, event_id: int) -> bytes | None:
+def object_json(con: duckdb.DuckDBPyConnection, event_id: int,
+                kafka: KafkaSettings | None = None) -> bytes | None:
     """The object JSON of record ``event_id`` (None for a record without one: a marker, an
     inferred deletion, an oversized object the recorder dropped)."""
-    return objects_of(con, [event_id]).get(event_id)
+    return objects_of(con, [event_id], kafka).get(event_id)
 
 
 def parsed(text: bytes | None) -> object:
@@ -32,13 +36,17 @@ def parsed(text: bytes | None) -> object:
     return orjson.loads(text) if text else None
 
 
-def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int]) -> dict[int, bytes | None]:
-    """event_id → object JSON of each of ``event_ids``, each source opened once."""
+def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int],
+               kafka: KafkaSettings | None = None) -> dict[int, bytes | None]:
+    """event_id → object JSON of each of ``event_ids``, each source opened once. ``kafka``:
+    how to reach the Kafka a recording came from (TLS, SASL, the registry, and a bootstrap
+    that replaces the recorded one, e.g. a port-forward); else its recorded bootstrap with
+    default settings."""
     rows = con.execute(
         "SELECT r.event_id, r.object, r.object_size, s.locator, r.topic, r.\"partition\", "
         "  r.\"offset\" FROM raw_events r LEFT JOIN sources s USING (source_id) "
         "WHERE r.event_id IN (SELECT unnest(?::BIGINT[]))", [event_ids]).fetchall()
-    fetcher, found = Fetcher(), {}
+    fetcher, found = Fetcher(kafka), {}
     try:
         for event_id, stored, size, locator, topic, partition, offset in rows:
             if stored is not None:
@@ -56,7 +64,8 @@ def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int]) -> dict[int
 class Fetcher:
     """Fetches objects by position, each source opened once (many records, one source)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kafka: KafkaSettings | None = None) -> None:
+        self._kafka = kafka
         self._opened: dict[str, Source | ObjectUnavailable] = {}
 
     def fetch(self, what: str, locator: str, topic: str, partition: int,
@@ -81,7 +90,7 @@ class Fetcher:
     def _open(self, locator: str) -> Source | ObjectUnavailable:
         if locator not in self._opened:
             try:
-                self._opened[locator] = open_locator(locator)
+                self._opened[locator] = open_locator(locator, self._kafka)
             except TransportError as exc:
                 self._opened[locator] = ObjectUnavailable(
                     f"objects of {locator} are not in the database and the source is "
@@ -93,15 +102,16 @@ _STORE_HINT = ("replay it again with --store-objects all where it is still whole
                "objects in the database")
 
 
-def open_locator(locator: str) -> Source:
-    """The source a ``sources.locator`` names (Kafka with default client settings)."""
+def open_locator(locator: str, kafka: KafkaSettings | None = None) -> Source:
+    """The source a ``sources.locator`` names; a Kafka one through ``kafka`` when given (at
+    its recorded bootstrap if ``kafka``'s is empty), else with default client settings."""
     scheme, _, where = locator.partition(":")
     if scheme == "local":
         from replayer.sources.locallog import LocalLogSource
         return LocalLogSource(where)
     if scheme == "kafka":
         from replayer.sources.kafka import KafkaSource
-        from schemas.kafka_settings import KafkaSettings
-        return KafkaSource(KafkaSettings(bootstrap=where, connect_timeout_s=5.0))
+        return KafkaSource(replace(kafka, bootstrap=kafka.bootstrap or where) if kafka
+                           else KafkaSettings(bootstrap=where, connect_timeout_s=5.0))
     raise TransportError(f"no source to fetch from ({locator})")
 

@@ -17,7 +17,7 @@ import pytest
 from recorder.sinks.kafka import KafkaSink
 from recorder.sinks.locallog import LocalLogSink
 from replayer import db
-from replayer.objects import objects_of
+from replayer.objects import ObjectUnavailable, objects_of
 from replayer.replay import replay
 from replayer.sources.kafka import KafkaSource
 from replayer.sources.locallog import LocalLogSource
@@ -58,6 +58,15 @@ def test_replay_from_kafka_matches_the_local_log(kafka_bootstrap: str, unique_to
     assert rows(from_kafka, "SELECT count(DISTINCT \"partition\") FROM load_positions") == [(3,)]
     # objects stay in the sources: fetched by offset from Kafka, by position from the log
     assert _objects_by_sequence(from_kafka) == _objects_by_sequence(direct)
+    # the broker reached at another address than the one replayed from (a port-forward, a
+    # moved cluster): the recorded one fails in one line, the address given finds them
+    from_kafka.execute("UPDATE sources SET locator = 'kafka:127.0.0.1:9'")
+    some = [r[0] for r in rows(from_kafka, "SELECT event_id FROM raw_events "
+                                           "WHERE object_size > 0 LIMIT 5")]
+    with pytest.raises(ObjectUnavailable, match="kafka:127.0.0.1:9"):
+        objects_of(from_kafka, some)
+    moved = objects_of(from_kafka, some, KafkaSettings(bootstrap=kafka_bootstrap))
+    assert all(moved.values())
 
 
 def _objects_by_sequence(con) -> dict[tuple, bytes | None]:

@@ -19,7 +19,8 @@ from ktrace.commands.topics import open_source, require_topics
 from ktrace.completion import complete_targets
 from ktrace import views
 from ktrace.databases import echo_where, incident_db_path
-from ktrace.options import TIME_FORMS, DurationType, html_option, kafka_options
+from ktrace.options import (TIME_FORMS, DurationType, fetch_kafka_options, html_option,
+                            kafka_options)
 from ktrace.output import (Answer, Output, dynamic_view, emit, emit_document, emit_report,
                           output_option, report_output_options, rfc3339, write)
 from ktrace.prose import record_text, stories_text
@@ -221,9 +222,10 @@ def explain(target: str, namespace: str | None, cluster: str | None, con, output
 @click.argument("evidence_id", metavar="ID")
 @click.option("--full", is_flag=True, help="Also print the object (redacted as stored; "
               "fetched from the source unless the database stores objects).")
+@fetch_kafka_options
 @with_db
 @output_option
-def evidence(evidence_id: str, full: bool, con, output: str) -> None:
+def evidence(evidence_id: str, full: bool, kafka, con, output: str) -> None:
     """The record behind an evidence id printed by another command (po:3f2a9c1d:42: the
     same in every database loaded from the recording), or an event_id from `ktrace query`:
     what it is, where it came from (topic/partition/offset), and the facts it holds. -o json
@@ -235,7 +237,8 @@ def evidence(evidence_id: str, full: bool, con, output: str) -> None:
       ktrace evidence po:3f2a9c1d:42 --db demo.duckdb
       ktrace evidence po:3f2a9c1d:42 -o json | jq .object.metadata"""
     from replayer.analyses.evidence import evidence as show_evidence
-    record = show_evidence(con, evidence_id, full=full or output in ("json", "yaml"))
+    record = show_evidence(con, evidence_id, full=full or output in ("json", "yaml"),
+                           kafka=kafka)
     if output not in ("table", "wide"):
         emit_document(record, output, "evidence",
                       names=[f"{str(record['kind']).lower()}/{record['name']}"])
@@ -344,10 +347,11 @@ def races(margin: float, namespace: str | None, cluster: str | None, con, out: O
 @click.option("--full", is_flag=True,
               help="Add each object's JSON (fetched from the source unless stored).")
 @scope_options
+@fetch_kafka_options
 @with_db
 @output_option
 def state(at: str, kind: str | None, full: bool, namespace: str | None, cluster: str | None,
-          con, output: str) -> None:
+          kafka, con, output: str) -> None:
     """Every object as it was at a moment (AGE: since its last record, at that moment).
 
     Examples:
@@ -359,7 +363,7 @@ def state(at: str, kind: str | None, full: bool, namespace: str | None, cluster:
     when = moment(at, con)
     emit(Answer.of(views.STATE_FULL if full else views.STATE,
                    state_at(con, when, namespace=namespace, cluster=cluster, kind=kind,
-                            full=full),
+                            full=full, kafka=kafka),
                    now=when), output)
 
 

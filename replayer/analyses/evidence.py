@@ -10,6 +10,7 @@ import duckdb
 
 from replayer.analyses.record_ids import RECORD_ID_SQL, UnknownEvidence, event_id_of
 from replayer.objects import object_json, parsed
+from schemas.kafka_settings import KafkaSettings
 
 #: typed tables keyed by event_id whose rows describe the record's object
 FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",
@@ -17,9 +18,10 @@ FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "n
                "markers")
 
 
-def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
-             full: bool = False) -> dict[str, Any]:
-    """The record an evidence id names (a record id as analyses print it, or an event_id)."""
+def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *, full: bool = False,
+             kafka: KafkaSettings | None = None) -> dict[str, Any]:
+    """The record an evidence id names (a record id as analyses print it, or an event_id);
+    ``kafka``: how to reach the recording's Kafka for the object (replayer/objects.py)."""
     event_id = event_id_of(con, evidence_id)
     cursor = con.execute(
         f"SELECT {RECORD_ID_SQL} AS id, event_id, kind, namespace, name, uid, type, inferred, resource_version, "
@@ -40,5 +42,5 @@ def evidence(con: duckdb.DuckDBPyConnection, evidence_id: str, *,
             facts[table] = [dict(zip(columns, r)) for r in rows]
     record["facts"] = facts
     if full:
-        record["object"] = parsed(object_json(con, event_id))
+        record["object"] = parsed(object_json(con, event_id, kafka))
     return record

@@ -8,14 +8,16 @@ import duckdb
 
 from replayer.analyses import Rows, fetch
 from replayer.objects import objects_of, parsed
+from schemas.kafka_settings import KafkaSettings
 from schemas.kinds import kind_name
 
 
 def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None = None,
-          cluster: str | None = None, kind: str | None = None, full: bool = False) -> Rows:
+          cluster: str | None = None, kind: str | None = None, full: bool = False,
+          kafka: KafkaSettings | None = None) -> Rows:
     """``kind`` is any name kubectl takes (``pods``, ``po``, ``Pod``). With ``full``, an
-    ``object`` column: each object's JSON as it was (stored, or fetched from the source:
-    replayer/objects.py)."""
+    ``object`` column: each object's JSON as it was (stored, or fetched from the source,
+    a Kafka one through ``kafka`` when given: replayer/objects.py)."""
     kind = kind_name(kind).kind if kind else None
     columns, rows = fetch(con,
                  "SELECT kind, namespace, name, uid, type AS last_event, resource_version, "
@@ -31,5 +33,5 @@ def state(con: duckdb.DuckDBPyConnection, at: datetime, *, namespace: str | None
     columns, rows = columns[:-1], [row[:-1] for row in rows]
     if not full:
         return columns, rows
-    found = objects_of(con, ids)
+    found = objects_of(con, ids, kafka)
     return columns + ["object"], [row + (parsed(found[i]),) for row, i in zip(rows, ids)]
