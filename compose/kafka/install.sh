@@ -11,20 +11,8 @@ set -euo pipefail
 
 KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
 
-cache=${KTRACE_CACHE:-$HOME/.cache/ktrace}/kafka
-out=$cache/$KAFKA_VERSION
-libs=$out/libs
-done_marker=$out/installed
-
-if [ -f "$done_marker" ]; then echo "$libs"; exit 0; fi
-mkdir -p "$out"
-# Parallel first runs (two CI jobs, two pytest sessions) wait for one another.
-exec 9>"$out/.lock"
-flock 9
-if [ -f "$done_marker" ]; then echo "$libs"; exit 0; fi
-
-work=$(mktemp -d "$out/tmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/../cached-install.sh"
+cached_install kafka "$KAFKA_VERSION" libs
 
 mvn_() { mvn -B -q -Dmaven.repo.local="$cache/m2" -f "$work/pom.xml" "$@"; }
 
@@ -64,7 +52,6 @@ write_pom "org.apache.kafka:kafka_2.13:$KAFKA_VERSION" \
   "org.apache.logging.log4j:log4j-core:$log4j" \
   "org.apache.logging.log4j:$binding:$log4j"
 mvn_ dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$work/libs" >&2
-rm -rf "$libs"
-mv "$work/libs" "$libs"
-touch "$done_marker"
-echo "$libs"
+rm -rf "$result"
+mv "$work/libs" "$result"
+finish_install
