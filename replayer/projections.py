@@ -1,11 +1,13 @@
 """The projections kept as tables: what every analysis reads, maintained by each load.
 
-Per-pod projections (``pod_transitions``, ``pod_lifecycle``) cost seconds to compute over a
-large recording; an analysis reads them as tables instead, and opening a database for
-analysis writes nothing. Each load batch adds the pods it touched to ``projection_scope``
-in its own transaction (``sql/typed/_touched_pods.sql``); the load's last step recomputes
-only those pods — their rows deleted and inserted again from the ``<name>_computed``
-views, which compute the pods in scope — and records how far the projections reach
+The per-object and per-pod projections (``object_versions``, ``endpoint_membership``,
+``pod_transitions``, ``pod_lifecycle``) cost seconds to compute over a large recording; an
+analysis reads them as tables instead, and opening a database for analysis writes nothing.
+Each load batch adds the objects it holds versions of and the pods it touched to
+``projection_scope`` in its own transaction (``sql/typed/_touched_pods.sql``); the load's
+last step recomputes only those — each table's rows of the scope's uids (its key column:
+``materialized.key_column``) deleted and inserted again from its ``<name>_computed`` view,
+which computes the uids in scope — and records how far the projections reach
 (``projected_through``, an event_id), so an interrupted load is noticed: a loader catches
 up on its next open, an analysis says so.
 """
@@ -34,21 +36,25 @@ def current(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def mark_touched(con: duckdb.DuckDBPyConnection) -> None:
-    """Add the pods the registered load batch touched to the scope, in its transaction."""
+    """Add the objects of the registered load batch and the pods it touched to the scope,
+    in its transaction."""
+    con.execute("INSERT OR IGNORE INTO projection_scope "
+                "SELECT DISTINCT uid FROM batch WHERE uid IS NOT NULL")
     con.execute("INSERT OR IGNORE INTO projection_scope " + typed.read_sql(TOUCHED))
 
 
 def rescope_all(con: duckdb.DuckDBPyConnection) -> None:
-    """Every pod in scope: the projections' SQL changed, all rows are computed again."""
+    """Every object in scope: the projections' SQL changed, all rows are computed again."""
     con.execute("INSERT OR IGNORE INTO projection_scope "
-                "SELECT DISTINCT uid FROM raw_events WHERE kind = 'Pod' AND uid IS NOT NULL")
+                "SELECT DISTINCT uid FROM raw_events WHERE uid IS NOT NULL")
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
-    """Recompute the pods in scope of every materialized projection, in the caller's
+    """Recompute the uids in scope of every materialized projection, in the caller's
     transaction, and empty the scope."""
-    for (name,) in con.execute("SELECT name FROM materialized ORDER BY refresh_order").fetchall():
-        con.execute(f"DELETE FROM {name} WHERE uid IN (SELECT uid FROM projection_scope)")
+    for name, key in con.execute("SELECT name, key_column FROM materialized "
+                                 "ORDER BY refresh_order").fetchall():
+        con.execute(f"DELETE FROM {name} WHERE {key} IN (SELECT uid FROM projection_scope)")
         con.execute(f"INSERT INTO {name} SELECT * FROM {name}_computed")
     con.execute("DELETE FROM projection_scope")
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",

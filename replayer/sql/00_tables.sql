@@ -34,12 +34,13 @@ CREATE TABLE IF NOT EXISTS duplicate_sequence (session VARCHAR, topic VARCHAR, s
 
 -- Projections kept as tables (analyses read them; a load refreshes them in its last
 -- transaction, replayer/projections.py), in refresh order; each is computed by the view
--- <name>_computed, for the pods in projection_scope only.
-CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order INTEGER);
+-- <name>_computed for the uids in projection_scope only, its rows keyed by key_column.
+CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order INTEGER,
+                                         key_column VARCHAR);
 
--- The pods whose projections are to be recomputed: those a loaded batch touched
--- (sql/typed/_touched_pods.sql), added in the batch's transaction and cleared by the
--- refresh, so an interrupted load's pods are recomputed by the next.
+-- The objects whose projections are to be recomputed: every object a loaded batch holds a
+-- version of, and the pods it touched (sql/typed/_touched_pods.sql), added in the batch's
+-- transaction and cleared by the refresh, so an interrupted load's are recomputed by the next.
 CREATE TABLE IF NOT EXISTS projection_scope (uid VARCHAR PRIMARY KEY);
 
 -- Byte ranges of the source that could not be read — corrupt blocks, torn tails, missing,

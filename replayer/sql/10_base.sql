@@ -8,7 +8,10 @@
 -- plus clock skew) — else it was first seen mid-life (listed when the recording started,
 -- created while the recorder was down, or already there when a capture began) and what
 -- happened before its first sighting is known only from its own timestamps.
-CREATE OR REPLACE VIEW object_versions AS
+-- superseded_at: when a newer version (by resourceVersion, as state_at orders them) was
+-- first received, NULL for the newest — the version is the object's state from its
+-- received_at until then. Materialized: computed for the objects in projection_scope.
+CREATE OR REPLACE VIEW object_versions_computed AS
 SELECT r.* EXCLUDE (object),
        row_number() OVER w AS version_no,
        lead(r.received_at) OVER w AS next_received_at,
@@ -16,22 +19,27 @@ SELECT r.* EXCLUDE (object),
        min(r.received_at) OVER (PARTITION BY r.uid) AS first_seen_at,
        first_value(coalesce(r.type = 'ADDED' AND NOT r.inferred
                             AND r.received_at <= r.created_at + INTERVAL 5 SECOND, false))
-           OVER w AS seen_from_start
+           OVER w AS seen_from_start,
+       min(r.received_at) OVER (PARTITION BY r.uid ORDER BY r.rv DESC NULLS LAST,
+                                r.event_id DESC ROWS BETWEEN UNBOUNDED PRECEDING
+                                AND 1 PRECEDING) AS superseded_at
 FROM raw_events r
 WHERE r.uid IS NOT NULL AND r.type NOT IN ('BOOKMARK')
+  AND r.uid IN (SELECT uid FROM projection_scope)
 WINDOW w AS (PARTITION BY r.uid ORDER BY r.rv NULLS LAST, r.event_id);
+
+INSERT OR REPLACE INTO materialized VALUES ('object_versions', 5, 'uid');
+CREATE OR REPLACE TABLE object_versions AS FROM object_versions_computed LIMIT 0;
 
 -- Every object as it was at ``ts``: its newest version received at or before ts, unless
 -- that version says it was deleted (without the object JSON: join raw_events by event_id
--- for it).
+-- for it): the version received at or before ts not superseded by then.
 CREATE OR REPLACE MACRO state_at(ts) AS TABLE
-SELECT * EXCLUDE (newest) FROM (
-    SELECT r.* EXCLUDE (object),
-           row_number() OVER (PARTITION BY r.uid ORDER BY r.rv DESC NULLS LAST,
-                              r.event_id DESC) AS newest
-    FROM raw_events r
-    WHERE r.uid IS NOT NULL AND r.received_at <= ts)
-WHERE newest = 1 AND type NOT IN ('DELETED', 'INFERRED_DELETED');
+SELECT * EXCLUDE (version_no, next_received_at, is_live, first_seen_at, seen_from_start,
+                  superseded_at)
+FROM object_versions
+WHERE received_at <= ts AND (superseded_at IS NULL OR superseded_at > ts)
+  AND type NOT IN ('DELETED', 'INFERRED_DELETED');
 
 -- The end of the data: the default "now" of stuck_at and friends.
 CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);
@@ -82,15 +90,18 @@ WHERE v.kind = 'Pod';
 -- One row per stretch of time a pod (targetRef uid) had one state in one EndpointSlice:
 -- state is ready, serving (ready=false, serving=true: terminating but still serving),
 -- not_ready, or absent (left the slice, or the slice was deleted). until_at is NULL for
--- the stretch still open at the end of the data.
-CREATE OR REPLACE VIEW endpoint_membership AS
+-- the stretch still open at the end of the data. Materialized per slice (slice_uid in
+-- projection_scope).
+CREATE OR REPLACE VIEW endpoint_membership_computed AS
 WITH slice_versions AS (
     SELECT event_id, uid AS slice_uid, namespace, type, rv, received_at,
            labels['kubernetes.io/service-name'] AS service
-    FROM raw_events WHERE kind = 'EndpointSlice' AND uid IS NOT NULL),
+    FROM raw_events WHERE kind = 'EndpointSlice' AND uid IS NOT NULL
+      AND uid IN (SELECT uid FROM projection_scope)),
 targets AS (
     SELECT e.slice_uid, e.target_uid, any_value(e.target_name) AS pod
-    FROM endpoints e WHERE e.target_uid IS NOT NULL GROUP BY ALL),
+    FROM endpoints e WHERE e.target_uid IS NOT NULL
+      AND e.slice_uid IN (SELECT uid FROM projection_scope) GROUP BY ALL),
 grid AS (
     SELECT v.*, t.target_uid, t.pod, e.addresses, e.ready, e.serving, e.terminating,
            CASE WHEN e.event_id IS NULL OR v.type IN ('DELETED', 'INFERRED_DELETED')
@@ -120,3 +131,6 @@ SELECT slice_uid, any_value(service) AS service, any_value(namespace) AS namespa
        arg_min(event_id, rv) AS since_event_id
 FROM islands
 GROUP BY slice_uid, target_uid, island, state;
+
+INSERT OR REPLACE INTO materialized VALUES ('endpoint_membership', 10, 'slice_uid');
+CREATE OR REPLACE TABLE endpoint_membership AS FROM endpoint_membership_computed LIMIT 0;

@@ -303,5 +303,5 @@ LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership
 
 -- Materialized: analyses read the table; each load recomputes the pods in
 -- projection_scope (replayer/projections.py), the view computing only those.
-INSERT OR REPLACE INTO materialized VALUES ('pod_transitions', 20);
+INSERT OR REPLACE INTO materialized VALUES ('pod_transitions', 20, 'uid');
 CREATE OR REPLACE TABLE pod_transitions AS FROM pod_transitions_computed LIMIT 0;

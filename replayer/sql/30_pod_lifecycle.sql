@@ -85,5 +85,5 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
 FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid);
 
 -- Materialized: analyses read the table; each load recomputes the pods in projection_scope.
-INSERT OR REPLACE INTO materialized VALUES ('pod_lifecycle', 30);
+INSERT OR REPLACE INTO materialized VALUES ('pod_lifecycle', 30, 'uid');
 CREATE OR REPLACE TABLE pod_lifecycle AS FROM pod_lifecycle_computed LIMIT 0;
