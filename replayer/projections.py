@@ -7,7 +7,9 @@ Each load batch adds the objects it holds versions of and the pods it touched to
 ``projection_scope`` in its own transaction (``sql/typed/_touched_pods.sql``); the load's
 last step recomputes only those — each table's rows of the scope's uids (its key column:
 ``materialized.key_column``) deleted and inserted again from its ``<name>_computed`` view,
-which computes the uids in scope — and records how far the projections reach
+which computes the uids in scope; the per-session ones (``session_topics``,
+``sequence_holes``) merge the records after the last refresh's position — and records how
+far the projections reach
 (``projected_through``, an event_id), so an interrupted load is noticed: a loader catches
 up on its next open, an analysis says so.
 """
@@ -20,6 +22,17 @@ from replayer import typed
 
 PROJECTED_THROUGH = "projected_through"
 TOUCHED = "_touched_pods"
+#: The projections that follow the records by position (sql/50_gaps.sql): each refresh
+#: merges what the records after ``projected_through`` change, before it moves on.
+FOLLOWS_POSITION = (
+    "CREATE OR REPLACE TEMP TABLE merged_session_topics AS FROM session_topics_computed",
+    "DELETE FROM session_topics",
+    "INSERT INTO session_topics FROM temp.merged_session_topics",
+    "DROP TABLE temp.merged_session_topics",
+    "DELETE FROM sequence_holes h USING sequence_rescan s "
+    "WHERE h.session = s.session AND h.topic = s.topic AND h.seq > s.after_seq",
+    "INSERT INTO sequence_holes FROM sequence_holes_computed",
+)
 
 
 def loaded_through(con: duckdb.DuckDBPyConnection) -> int:
@@ -44,9 +57,11 @@ def mark_touched(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def rescope_all(con: duckdb.DuckDBPyConnection) -> None:
-    """Every object in scope: the projections' SQL changed, all rows are computed again."""
+    """Every object in scope and every record new: the projections' SQL changed (their
+    tables were made again, empty), all rows are computed again."""
     con.execute("INSERT OR IGNORE INTO projection_scope "
                 "SELECT DISTINCT uid FROM raw_events WHERE uid IS NOT NULL")
+    con.execute("DELETE FROM ktrace_meta WHERE key = ?", [PROJECTED_THROUGH])
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> None:
@@ -56,6 +71,8 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
                                  "ORDER BY refresh_order").fetchall():
         con.execute(f"DELETE FROM {name} WHERE {key} IN (SELECT uid FROM projection_scope)")
         con.execute(f"INSERT INTO {name} SELECT * FROM {name}_computed")
+    for statement in FOLLOWS_POSITION:
+        con.execute(statement)
     con.execute("DELETE FROM projection_scope")
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
                 [PROJECTED_THROUGH, str(loaded_through(con))])

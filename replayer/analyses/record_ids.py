@@ -28,6 +28,8 @@ RECORD_ID_SQL = f"{_PREFIX_SQL} || ':' || {SESSION_TAG_SQL} || ':' || seq"
 #: columns (and keys of nested structs, such as a cause's ``evidence``) holding event ids
 EVIDENCE_KEYS = frozenset({"evidence_event_id", "evidence"})
 _RECORD_ID = re.compile(r"^([a-z0-9.-]+):([0-9a-f]{8}):(\d+)$")
+#: the event ids record_ids looks up, registered for the one query
+WANTED = "wanted_event_ids"
 
 
 class UnknownEvidence(KtraceError):
@@ -35,11 +37,19 @@ class UnknownEvidence(KtraceError):
 
 
 def record_ids(con: duckdb.DuckDBPyConnection, event_ids: Iterable[int]) -> dict[int, str]:
+    import pyarrow as pa  # here: the CLI imports this module without starting DuckDB
+
     wanted = sorted({e for e in event_ids if e is not None})
     if not wanted:
         return {}
-    rows = con.execute(f"SELECT event_id, {RECORD_ID_SQL} FROM raw_events "
-                       "WHERE event_id IN (SELECT unnest(?::BIGINT[]))", [wanted]).fetchall()
+    # an Arrow column, not a list parameter: binding tens of thousands of values costs more
+    # than the lookup
+    con.register(WANTED, pa.table({"event_id": pa.array(wanted, pa.int64())}))
+    try:
+        rows = con.execute(f"SELECT event_id, {RECORD_ID_SQL} FROM raw_events "
+                           f"WHERE event_id IN (SELECT event_id FROM {WANTED})").fetchall()
+    finally:
+        con.unregister(WANTED)
     return dict(rows)
 
 
@@ -72,18 +82,38 @@ def _replace(value: Any, under_key: bool, ids: dict) -> Any:
     return value
 
 
+def _id_columns(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> list[tuple[int, bool]]:
+    """(index, is an evidence column) of the columns that can hold event ids: the evidence
+    columns and the nested ones (a struct may have an evidence key); a column's values
+    share one type, so its first value says. Visiting only these keeps a large answer's
+    cost in DuckDB, not here."""
+    found = []
+    for i, name in enumerate(columns):
+        if name in EVIDENCE_KEYS:
+            found.append((i, True))
+        elif isinstance(next((r[i] for r in rows if r[i] is not None), None), (dict, list, tuple)):
+            found.append((i, False))
+    return found
+
+
 def public_ids(con: duckdb.DuckDBPyConnection, columns: Sequence[str],
                rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``rows`` with every event id under an evidence column or key as its record id."""
-    marks = [c in EVIDENCE_KEYS for c in columns]
+    visit = _id_columns(columns, rows)
     found: set[int] = set()
     for row in rows:
-        for value, mark in zip(row, marks):
-            _collect(value, mark, found)
+        for i, mark in visit:
+            _collect(row[i], mark, found)
     if not found:
         return rows
     ids = record_ids(con, found)
-    return [tuple(_replace(v, m, ids) for v, m in zip(row, marks)) for row in rows]
+    out = []
+    for row in rows:
+        values = list(row)
+        for i, mark in visit:
+            values[i] = _replace(values[i], mark, ids)
+        out.append(tuple(values))
+    return out
 
 
 def public_dicts(con: duckdb.DuckDBPyConnection, items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -45,11 +45,61 @@ INSERT OR IGNORE INTO session_thresholds VALUES
 -- resource.group.scope; '_all' is every namespace, and a session whose start was not loaded
 -- counts as '_all'). A session is one process watching all its topics for its whole life:
 -- it covers them from its first record (of any topic) to its last.
+-- How far the position-tracked projections below reach: the event_id the last refresh
+-- projected (replayer/projections.py), 0 before the first; rows after it are new.
+CREATE OR REPLACE MACRO projected_through() AS
+    (SELECT coalesce(max(value::BIGINT), 0) FROM ktrace_meta WHERE key = 'projected_through');
+
+-- Each recorder session's records per topic: first and last receive time, whether it
+-- ended, its last record. Materialized: each refresh merges the new records' aggregates
+-- into the table (session_topics_computed is the table and the new rows, merged).
+CREATE OR REPLACE TABLE session_topics (
+    cluster VARCHAR, session VARCHAR, topic VARCHAR, first_at TIMESTAMP, last_at TIMESTAMP,
+    ended BOOLEAN, last_event_id BIGINT);
+
+CREATE OR REPLACE VIEW session_topics_computed AS
+SELECT cluster, session, topic, min(first_at) AS first_at, max(last_at) AS last_at,
+       bool_or(ended) AS ended, arg_max(last_event_id, last_at) AS last_event_id
+FROM (SELECT * FROM session_topics
+      UNION ALL
+      SELECT cluster, session, topic, min(received_at), max(received_at),
+             bool_or(type = 'SESSION_END'), arg_max(event_id, received_at)
+      FROM raw_events WHERE event_id > projected_through() AND NOT starts_with(session, 'import:')
+      GROUP BY ALL)
+GROUP BY ALL;
+
+-- Holes in each session's sequence numbers per topic (duplicates re-sent by a restarted
+-- recorder were delivered, not lost). Materialized: a refresh recomputes each (session,
+-- topic) with new records (or duplicates) from the last record before the lowest new
+-- sequence number on (sequence_rescan: after_seq); the holes that end at or before it stay.
+CREATE OR REPLACE VIEW sequence_rescan AS
+WITH new AS (
+    SELECT session, topic, min(seq) AS lo
+    FROM (SELECT session, topic, seq FROM raw_events WHERE event_id > projected_through()
+          UNION ALL SELECT session, topic, seq FROM duplicate_sequence)
+    WHERE NOT starts_with(session, 'import:') GROUP BY ALL)
+SELECT n.session, n.topic,
+       coalesce((SELECT max(r.seq) FROM raw_events r WHERE r.session = n.session
+                 AND r.topic = n.topic AND r.seq < n.lo), n.lo) AS after_seq
+FROM new n;
+
+CREATE OR REPLACE VIEW sequence_holes_computed AS
+WITH sequenced AS (
+    SELECT u.session, u.topic, u.seq, u.received_at, u.event_id,
+           lag(u.seq) OVER w AS prev_seq, lag(u.received_at IGNORE NULLS) OVER w AS prev_at
+    FROM (SELECT session, topic, seq, received_at, event_id FROM raw_events
+          UNION ALL
+          SELECT session, topic, seq, NULL, NULL FROM duplicate_sequence) u
+    JOIN sequence_rescan s ON s.session = u.session AND s.topic = u.topic
+    WHERE u.seq >= s.after_seq
+    WINDOW w AS (PARTITION BY u.session, u.topic ORDER BY u.seq))
+SELECT session, topic, prev_seq, seq, prev_at, received_at, event_id
+FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL;
+
+CREATE OR REPLACE TABLE sequence_holes AS FROM sequence_holes_computed LIMIT 0;
+
 CREATE OR REPLACE VIEW session_coverage AS
-WITH per_topic AS (
-    SELECT cluster, session, topic, min(received_at) AS first_at, max(received_at) AS last_at,
-           bool_or(type = 'SESSION_END') AS ended, arg_max(event_id, received_at) AS last_event_id
-    FROM raw_events WHERE NOT starts_with(session, 'import:') GROUP BY ALL),
+WITH per_topic AS (SELECT * FROM session_topics),
 scopes AS (
     SELECT session, topic, list(DISTINCT regexp_extract(watch, '[^.]*$') ORDER BY 1) AS scopes
     FROM (SELECT session, topic, unnest(kinds) AS watch FROM markers
@@ -117,15 +167,9 @@ FROM shared;
 
 CREATE OR REPLACE VIEW unseen_stretches AS
 WITH sequenced AS (
-    SELECT session, topic, seq, received_at, event_id,
-           lag(seq) OVER w AS prev_seq, lag(received_at IGNORE NULLS) OVER w AS prev_at
-    FROM (SELECT session, topic, seq, received_at, event_id FROM raw_events
-          UNION ALL  -- re-sent records skipped as duplicates were delivered, not lost
-          SELECT session, topic, seq, NULL, NULL FROM duplicate_sequence)
-    WHERE NOT starts_with(session, 'import:')
-      AND NOT EXISTS (SELECT 1 FROM ktrace_meta
-                      WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')
-    WINDOW w AS (PARTITION BY session, topic ORDER BY seq)),
+    SELECT * FROM sequence_holes
+    WHERE NOT EXISTS (SELECT 1 FROM ktrace_meta
+                      WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')),
 damaged AS (
     SELECT u.*,
            (SELECT arg_max(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
@@ -147,7 +191,7 @@ UNION ALL
 SELECT 'sequence_hole', session, topic, NULL, prev_at, received_at,
        (seq - prev_seq - 1) || ' records missing (seq ' || (prev_seq + 1) || '..' || (seq - 1) || ')',
        event_id
-FROM sequenced WHERE seq - prev_seq > 1 AND event_id IS NOT NULL
+FROM sequenced
 UNION ALL
 SELECT CASE WHEN starts_with(d.cause, 'retention:') THEN 'retention' ELSE 'damaged' END,
        b.session, d.topic, NULL,
@@ -156,8 +200,12 @@ SELECT CASE WHEN starts_with(d.cause, 'retention:') THEN 'retention' ELSE 'damag
        d.cause || ' (' || coalesce(d.bytes || ' bytes', 'size unknown') || ' at offset '
            || d.from_offset || ' of partition ' || d."partition" || ')',
        coalesce(d.before_id, d.after_id)
-FROM damaged d LEFT JOIN raw_events b ON b.event_id = d.before_id
-LEFT JOIN raw_events a ON a.event_id = d.after_id;
+FROM damaged d
+-- (only the records named: a join with every record costs more than the rest of the view)
+LEFT JOIN (SELECT event_id, session, received_at FROM raw_events
+           WHERE event_id IN (SELECT before_id FROM damaged)) b ON b.event_id = d.before_id
+LEFT JOIN (SELECT event_id, received_at FROM raw_events
+           WHERE event_id IN (SELECT after_id FROM damaged)) a ON a.event_id = d.after_id;
 
 -- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
 -- step from before the pod's first sighting (derived) makes no verdict, and a duration
@@ -186,12 +234,19 @@ judged AS (
     WHERE d.seconds > t.seconds
       AND NOT list_contains(d.derived_steps, t.from_step)
       AND NOT list_contains(d.derived_steps, t.to_step)),
-pods_topics AS (SELECT DISTINCT uid, topic FROM raw_events WHERE kind = 'Pod')
+-- the durations an unseen stretch overlaps at all, and only their pods' topics
+overlapping AS MATERIALIZED (
+    SELECT j.* FROM judged j
+    WHERE EXISTS (SELECT 1 FROM unseen_stretches u
+                  WHERE u.start_at < j.start_at + to_microseconds((j.seconds * 1e6)::BIGINT)
+                    AND u.end_at > j.start_at)),
+pods_topics AS (SELECT DISTINCT uid, topic FROM raw_events
+                WHERE kind = 'Pod' AND uid IN (SELECT uid FROM overlapping))
 SELECT j.*, g.detail AS unseen, g.evidence_event_id AS unseen_event_id
 FROM judged j
 LEFT JOIN (SELECT j2.uid, j2.step, arg_min(u.detail, u.start_at) AS detail,
                   arg_min(u.evidence_event_id, u.start_at) AS evidence_event_id
-           FROM judged j2 JOIN unseen_stretches u
+           FROM overlapping j2 JOIN unseen_stretches u
              ON u.start_at < j2.start_at + to_microseconds((j2.seconds * 1e6)::BIGINT)
             AND u.end_at > j2.start_at
             AND (u.topic IS NULL OR u.topic IN (SELECT topic FROM pods_topics p

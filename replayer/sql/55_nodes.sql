@@ -3,10 +3,16 @@
 -- after it should have been: not seeing a renewal during a recording gap proves nothing.
 -- Used by the stuck and not-running analyses. Documented in docs/projections.md.
 CREATE OR REPLACE MACRO node_health_at(ts) AS TABLE
-WITH latest AS (
+-- (the newest version of a name at ts is the newest of its objects' versions current at
+-- ts: object_versions' superseded_at spares numbering every version)
+WITH current AS (
+    SELECT kind, namespace, name, type, event_id, rv FROM object_versions
+    WHERE kind IN ('Node', 'Lease') AND received_at <= ts
+      AND (superseded_at IS NULL OR superseded_at > ts)),
+latest AS (
     SELECT r.name, r.type, r.event_id, n.ready
-    FROM raw_events r LEFT JOIN nodes n USING (event_id)
-    WHERE r.kind = 'Node' AND r.received_at <= ts
+    FROM current r LEFT JOIN nodes n USING (event_id)
+    WHERE r.kind = 'Node'
     QUALIFY row_number() OVER (PARTITION BY r.name ORDER BY r.rv DESC, r.event_id DESC) = 1),
 ready_since AS (
     SELECT l.name, c.reason, c.last_transition
@@ -17,8 +23,8 @@ lease AS (
     SELECT l.name, l.renew_time, l.event_id,
            l.renew_time + to_seconds(coalesce(l.duration_s, 40)) < (SELECT last_at FROM lease_seen)
                AS stale
-    FROM leases l JOIN raw_events r USING (event_id)
-    WHERE l.namespace = 'kube-node-lease' AND r.received_at <= ts
+    FROM leases l JOIN current r USING (event_id)
+    WHERE l.namespace = 'kube-node-lease' AND r.kind = 'Lease'
     QUALIFY row_number() OVER (PARTITION BY l.name ORDER BY r.rv DESC, r.event_id DESC) = 1)
 SELECT l.name, l.type IN ('DELETED', 'INFERRED_DELETED') AS deleted, l.ready,
        rs.reason AS ready_reason, rs.last_transition AS ready_since, l.event_id,

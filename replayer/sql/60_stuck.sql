@@ -9,9 +9,12 @@
 --   unknown 0. Documented in docs/projections.md.
 
 CREATE OR REPLACE MACRO stuck_at(ts, margin_s := 30) AS TABLE
-WITH RECURSIVE live AS (
-    SELECT * FROM state_at(ts)),
-stuck AS (
+-- (live: only the columns read below, one narrow scan)
+WITH RECURSIVE live AS MATERIALIZED (
+    SELECT kind, namespace, name, uid, event_id, topic, received_at, deletion_at,
+           deletion_grace_s, finalizers
+    FROM state_at(ts)),
+stuck AS MATERIALIZED (
     SELECT l.*, p.node_name, p.has_prestop, p.claim_names, p.phase
     FROM live l LEFT JOIN pods p USING (event_id)
     WHERE l.deletion_at IS NOT NULL AND l.kind <> 'Event'
@@ -23,14 +26,18 @@ running AS (
 kubelet_events AS (
     SELECT e.regarding_uid AS uid, e.reason, list(r.event_id ORDER BY r.event_id) AS ids,
            arg_max(e.message, r.event_id) AS message
-    FROM k8s_events e JOIN raw_events r USING (event_id)
-    WHERE r.received_at <= ts AND e.regarding_uid IN (SELECT uid FROM stuck) GROUP BY ALL),
+    FROM (SELECT * FROM k8s_events WHERE regarding_uid IN (SELECT uid FROM stuck)) e
+    JOIN raw_events r USING (event_id)
+    WHERE r.received_at <= ts GROUP BY ALL),
 -- finalizers: the ones still present, and who added each (managedFields of the first
 -- version that had it).
+-- (the stuck objects' versions first: unnesting every version's finalizers costs more)
+fin_versions AS MATERIALIZED (
+    SELECT uid, event_id, version_no, finalizers FROM object_versions
+    WHERE uid IN (SELECT uid FROM stuck) AND received_at <= ts AND len(finalizers) > 0),
 fin_first AS (
     SELECT v.uid, f.fin, arg_min(v.event_id, v.version_no) AS event_id
-    FROM object_versions v, unnest(v.finalizers) AS f(fin)
-    WHERE v.uid IN (SELECT uid FROM stuck) AND v.received_at <= ts GROUP BY ALL),
+    FROM fin_versions v, unnest(v.finalizers) AS f(fin) GROUP BY ALL),
 fin_who AS (
     SELECT s.uid, f.fin, f.event_id,
            -- the protection finalizers are added by kube-apiserver's admission plugins
@@ -131,10 +138,12 @@ c_volumes AS (
     LEFT JOIN claim_attachments a ON a.uid = s.uid
     WHERE e.uid IS NOT NULL OR a.uid IS NOT NULL),
 -- foreground deletion: walk the blocking dependents down to the deepest one.
-edges AS (
+edges AS MATERIALIZED (
     SELECT o.owner_uid AS parent, l.uid AS child, l.kind || '/' || l.name AS label,
            l.event_id, l.finalizers
-    FROM live l JOIN owner_refs o ON o.event_id = l.event_id WHERE o.block_owner_deletion),
+    FROM live l JOIN owner_refs o ON o.event_id = l.event_id WHERE o.block_owner_deletion
+      -- (no walk, no edges: most recordings hold no foreground deletion)
+      AND EXISTS (SELECT 1 FROM stuck WHERE list_contains(finalizers, 'foregroundDeletion'))),
 walk(root, uid, depth, path, event_id, finalizers) AS (
     SELECT uid, uid, 0, [kind || '/' || name], event_id, finalizers
     FROM stuck WHERE list_contains(finalizers, 'foregroundDeletion')

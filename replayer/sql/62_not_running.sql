@@ -7,22 +7,30 @@
 -- Failed) are not stuck. Documented in docs/projections.md.
 
 CREATE OR REPLACE MACRO not_running_at(ts, threshold_s := 60) AS TABLE
-WITH pod AS (
+WITH live_pods AS MATERIALIZED (
     SELECT l.uid, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
-           p.phase, p.node_name, p.claim_names,
-           -- a capture without conditions: Ready when every container says ready
-           coalesce((SELECT any_value(c.status) FROM conditions c
-                     WHERE c.event_id = l.event_id AND c.type = 'Ready'),
-                    (SELECT CASE WHEN bool_and(k.ready) THEN 'True' END FROM containers k
-                     WHERE k.event_id = l.event_id AND NOT k.init)) AS ready_status,
-           (SELECT any_value(c.last_transition) FROM conditions c
-            WHERE c.event_id = l.event_id AND c.type = 'Ready') AS ready_transition,
-           (SELECT any_value(c) FROM conditions c
-            WHERE c.event_id = l.event_id AND c.type = 'PodScheduled') AS scheduled,
-           (SELECT count(*) FROM conditions c WHERE c.event_id = l.event_id) AS conditions
+           p.phase, p.node_name, p.claim_names
     FROM state_at(ts) l JOIN pods p USING (event_id)
     WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
       AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
+-- their conditions and container readiness, in one pass each
+pod_conditions AS (
+    SELECT c.event_id, any_value(c.status) FILTER (WHERE c.type = 'Ready') AS ready,
+           any_value(c.last_transition) FILTER (WHERE c.type = 'Ready') AS ready_transition,
+           any_value(c) FILTER (WHERE c.type = 'PodScheduled') AS scheduled,
+           count(*) AS conditions
+    FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live_pods) GROUP BY c.event_id),
+pod_containers AS (
+    SELECT k.event_id, CASE WHEN bool_and(k.ready) THEN 'True' END AS all_ready
+    FROM containers k WHERE NOT k.init AND k.event_id IN (SELECT event_id FROM live_pods)
+    GROUP BY k.event_id),
+pod AS (
+    SELECT l.*,
+           -- a capture without conditions: Ready when every container says ready
+           coalesce(c.ready, k.all_ready) AS ready_status,
+           c.ready_transition, c.scheduled, coalesce(c.conditions, 0) AS conditions
+    FROM live_pods l LEFT JOIN pod_conditions c USING (event_id)
+    LEFT JOIN pod_containers k USING (event_id)),
 stuck AS (
     SELECT *, coalesce(ready_transition, created_at, received_at) AS since,
            CASE WHEN phase = 'Running' AND ready_status = 'False' THEN 'not_ready'
