@@ -24,7 +24,8 @@ from tests.replayer_data import recording, rows
 
 FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
                "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",
-               "markers", "load_positions", "pod_transitions", "pod_lifecycle"]
+               "markers", "load_positions", "object_versions", "endpoint_membership",
+               "pod_transitions", "pod_lifecycle", "session_topics", "sequence_holes"]
 
 
 def snapshot(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
@@ -41,8 +42,9 @@ def deliveries(scenario: str = "scenarios") -> list[Delivery]:
 
 @pytest.mark.parametrize("scenario", ["scenarios", "crashed"])
 def test_a_load_in_many_small_batches_equals_one_clean_load(tmp_path: Path, scenario: str):
-    """The projections are recomputed per touched pod: every batch boundary must give the
-    rows one load over everything gives."""
+    """The projections are recomputed per touched object, pod and slice, and the
+    per-session ones merged per position: every batch boundary must give the rows one load
+    over everything gives."""
     small = db.open_db(str(tmp_path / "small.duckdb"))
     source = LocalLogSource(recording(scenario))
     # pods before the Events, EndpointSlices and Nodes about them: the order that tests
@@ -65,7 +67,40 @@ def projected(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
         "pod_transitions": rows(con, "SELECT t.* EXCLUDE (evidence_event_id), r.topic, "
                                      "r.\"offset\" FROM pod_transitions t LEFT JOIN raw_events r "
                                      "ON r.event_id = t.evidence_event_id ORDER BY ALL"),
-        "pod_lifecycle": rows(con, "SELECT * FROM pod_lifecycle ORDER BY ALL")}
+        "pod_lifecycle": rows(con, "SELECT * FROM pod_lifecycle ORDER BY ALL"),
+        "object_versions": rows(con, "SELECT * EXCLUDE (event_id) FROM object_versions "
+                                     "ORDER BY ALL"),
+        **{table: rows(con, f"SELECT t.* EXCLUDE ({column}), r.topic, r.\"offset\" FROM {table} t "
+                            f"LEFT JOIN raw_events r ON r.event_id = t.{column} ORDER BY ALL")
+           for table, column in (("endpoint_membership", "since_event_id"),
+                                 ("session_topics", "last_event_id"),
+                                 ("sequence_holes", "event_id"))}}
+
+
+def test_sequence_holes_and_sessions_follow_records_that_fill_a_hole_late(tmp_path: Path):
+    """The per-session projections merge each load's new records: ten pod records held
+    back make a hole for the loads before them, and arriving last they close it — as in
+    one load of the same deliveries."""
+    items = deliveries("scenarios")
+    pods = [d for d in items if d.topic == "ktrace.pods"]
+    held = {d.offset for d in pods[10:20]}
+    late = [d for d in items if d.topic != "ktrace.pods" or d.offset not in held] + \
+        [d for d in pods if d.offset in held]
+    offsets = itertools.count()  # one partition in arrival order: positions rise as they come
+    arrived = [dataclasses.replace(d, partition=0, offset=next(offsets)) for d in late]
+    small = db.open_db(str(tmp_path / "small.duckdb"))
+    loader = Loader(small, "small")
+    held_from = len(arrived) - len(held)
+    for start in range(0, held_from, 50):  # a refresh per load of 50
+        loader.load(arrived[start:min(start + 50, held_from)])
+    assert rows(small, "SELECT count(*) FROM sequence_holes WHERE topic = 'ktrace.pods'") == [(1,)]
+    loader.load(arrived[held_from:])
+    clean = db.open_db(str(tmp_path / "clean.duckdb"))
+    Loader(clean, "clean").load(arrived)
+    assert rows(small, "SELECT count(*) FROM sequence_holes") == [(0,)]
+    assert projected(small) == projected(clean)
+    assert rows(small, "SELECT * FROM unseen_stretches ORDER BY ALL") == \
+        rows(clean, "SELECT * FROM unseen_stretches ORDER BY ALL")
 
 
 def test_rerunning_replay_adds_no_rows(tmp_path: Path):
@@ -177,10 +212,26 @@ def test_rebuild_starts_over(tmp_path: Path):
     path = str(tmp_path / "r.duckdb")
     con = db.open_db(path)
     replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+    first = snapshot(con)
     con.close()
     con = db.open_db(path, rebuild=True)
     assert rows(con, "SELECT count(*) FROM raw_events") == [(0,)]
     assert rows(con, "SELECT count(*) FROM load_positions") == [(0,)]
+    replay(LocalLogSource(recording("scenarios")), con, source_name="s", prefix="ktrace")
+    assert snapshot(con) == first  # the projections too: made again from the recording
+
+
+def test_projections_made_again_by_new_sql_equal_the_loaded_ones(tmp_path: Path):
+    """Another ktrace's SQL on open: every projection is made again from the records (the
+    per-session ones from the first record, not from where the last refresh stopped)."""
+    path = str(tmp_path / "r.duckdb")
+    con = db.open_db(path)
+    replay(LocalLogSource(recording("crashed")), con, source_name="s", prefix="ktrace")
+    first = snapshot(con)
+    assert rows(con, "SELECT count(*) FROM session_topics")[0][0] > 0
+    con.execute("UPDATE ktrace_meta SET value = 'other' WHERE key = 'sql_digest'")
+    con.close()
+    assert snapshot(db.open_db(path)) == first
 
 
 def test_refuses_a_duckdb_file_of_another_program(tmp_path: Path):
