@@ -9,8 +9,9 @@
 --   unknown 0. Documented in docs/projections.md.
 
 CREATE OR REPLACE MACRO stuck_at(ts, margin_s := 30) AS TABLE
--- (live: only the columns read below, one narrow scan)
-WITH RECURSIVE live AS MATERIALIZED (
+-- (live is not materialized: the stuck objects are few, and each use of live below reads
+-- only the kinds it joins them with)
+WITH RECURSIVE live AS NOT MATERIALIZED (
     SELECT kind, namespace, name, uid, event_id, topic, received_at, deletion_at,
            deletion_grace_s, finalizers
     FROM state_at(ts)),
