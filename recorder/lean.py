@@ -15,6 +15,8 @@ from typing import Any
 import msgspec
 
 from recorder.attribution import ManagerKey, Observed, Stamp, event_reporter
+from recorder.splice import Span, SpanRedactor
+from schemas.redaction import Redactor
 
 
 class LeanMiss(Exception):
@@ -93,19 +95,30 @@ class _Conditions(msgspec.Struct):
 
 _LINE = msgspec.json.Decoder(_Line)
 _HEAD = msgspec.json.Decoder(Head)
+#: The default redaction paths (a writer with other paths locates its own), and ``Head``
+#: merged with them: one decode reads the head and locates the values to redact.
+DEFAULT_SPAN_PATHS = Redactor().paths
+DEFAULT_SPANS = SpanRedactor(DEFAULT_SPAN_PATHS)
+_MERGED = DEFAULT_SPANS.merged(Head)
+_HEAD_AND_SPANS = msgspec.json.Decoder(_MERGED) if _MERGED is not None else None
 _CONDITIONS = msgspec.json.Decoder(_Conditions)
 _EMPTY_META = _Metadata()
 
 
 class RawObject:
-    """One object as the server sent it: ``body`` (its JSON bytes), its decoded ``head`` and
-    what attribution compares of it (``seen``)."""
+    """One object as the server sent it: ``body`` (its JSON bytes), its decoded ``head``,
+    what attribution compares of it (``seen``), and whether ``head`` also located the
+    values at the default redaction paths (``default_spans``)."""
 
-    __slots__ = ("body", "head", "seen")
+    __slots__ = ("body", "head", "seen", "located")
 
-    def __init__(self, body: bytes, head: Head) -> None:
-        self.body, self.head = body, head
+    def __init__(self, body: bytes, head: Head, located: bool = False) -> None:
+        self.body, self.head, self.located = body, head, located
         self.seen = observed(self)
+
+    def default_spans(self) -> list[Span] | None:
+        """The spans of ``DEFAULT_SPANS`` in ``body``, without decoding it again."""
+        return DEFAULT_SPANS.located(self.head, self.body) if self.located else DEFAULT_SPANS.spans(self.body)
 
     @property
     def metadata(self) -> _Metadata:
@@ -147,6 +160,11 @@ def split_line(line: bytes) -> tuple[str, bytes]:
 
 def read_object(body: bytes) -> RawObject:
     """``body`` decoded lean; LeanMiss when it is not an object of a modelled shape."""
+    if _HEAD_AND_SPANS is not None:
+        try:
+            return RawObject(body, _HEAD_AND_SPANS.decode(body), located=True)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            pass  # not a modelled shape, or a value on a path of another type: the head alone
     try:
         return RawObject(body, _HEAD.decode(body))
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:

@@ -33,7 +33,7 @@ from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
 from schemas.redaction import Redactor
 from recorder.sinks import Sink
-from recorder.splice import SpanRedactor
+from recorder.splice import SpanRedactor, replaced
 from schemas import records, topics
 from schemas.facts import extract_facts, extract_meta, parse_time
 
@@ -72,7 +72,9 @@ class Writer:
                  typed_facts: bool = False) -> None:
         self.sink, self.cluster, self.session = sink, cluster, session
         self.prefix, self.redactor, self.typed_facts = topic_prefix, redactor, typed_facts
-        self.splicer = SpanRedactor(redactor.paths)
+        # The default paths are located by the lean decode itself (``RawObject.default_spans``).
+        self.splicer = (lean.DEFAULT_SPANS if redactor.paths == lean.DEFAULT_SPAN_PATHS
+                        else SpanRedactor(redactor.paths))
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
         self._seq: Counter = Counter()
@@ -216,7 +218,7 @@ class Writer:
         api_version, kind, uid, rv, namespace, name = lean.identity(obj)
         if isinstance(obj, lean.RawObject):
             attribution = state.attributor.observe(event_type, obj.seen)
-            body = self._redacted(obj.body) if stored else None
+            body = self._redacted(obj) if stored else None
         else:
             attribution = state.attributor.observe(event_type, observed(obj))
             self.redactor.apply(obj)
@@ -237,10 +239,13 @@ class Writer:
         self._counted(state.target.resource, event_type)
         self._observe_lag(state, attribution, received_at)
 
-    def _redacted(self, body: bytes) -> bytes:
+    def _redacted(self, raw: lean.RawObject) -> bytes:
         """The raw JSON redacted in place; the full parse when the spans cannot be located."""
+        body = raw.body
         if self.splicer.usable:
-            spliced = self.splicer.apply(body)
+            spans = (raw.default_spans() if self.splicer is lean.DEFAULT_SPANS
+                     else self.splicer.spans(body))
+            spliced = replaced(body, spans)
             if spliced is not None:
                 return spliced
         obj = orjson.loads(body)
