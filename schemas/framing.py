@@ -52,6 +52,10 @@ class SchemaUnavailable(DecodeError):
 class Framing(Protocol):
     def value(self, topic: str, body: bytes) -> bytes: ...
 
+    def body_of(self, value: bytes) -> bytes:
+        """The Avro body of a ``value`` this framing made."""
+        ...
+
     def headers(self, record: Record) -> Headers: ...
 
 
@@ -74,6 +78,9 @@ class FingerprintFraming:
     def value(self, topic: str, body: bytes) -> bytes:
         return body
 
+    def body_of(self, value: bytes) -> bytes:
+        return value
+
     def headers(self, record: Record) -> Headers:
         return [self._schema, *_headers(record)]
 
@@ -94,6 +101,9 @@ class RegistryFraming:
     def value(self, topic: str, body: bytes) -> bytes:
         prefix = self._prefixes.get(topic) or self._prefix(topic)
         return prefix + body
+
+    def body_of(self, value: bytes) -> bytes:
+        return value[CONFLUENT_PREFIX_BYTES:]
 
     def headers(self, record: Record) -> Headers:
         return _headers(record)
