@@ -154,11 +154,11 @@ def advanced(before: dict[ManagerKey, Stamp] | None, after: dict[ManagerKey, Sta
     return [k for r, _, k in sorted(ranked, key=lambda t: (t[0], t[1]), reverse=True) if r]
 
 
-def latest(prior: Prior, keys: list[ManagerKey] | None = None) -> ManagerKey | None:
-    """The entry with the latest time; within one second a status writer is the likelier
-    last writer (status changes far more often than spec)."""
-    candidates = keys if keys is not None else list(prior.by_key)
-    return max(candidates, key=lambda k: (prior.by_key[k][0], k[2] == "status")) if candidates else None
+def latest(by_key: dict[ManagerKey, Stamp], keys: list[ManagerKey] | None = None) -> ManagerKey | None:
+    """The entry of ``by_key`` (a Prior's) with the latest time; within one second a status
+    writer is the likelier last writer (status changes far more often than spec)."""
+    candidates = keys if keys is not None else list(by_key)
+    return max(candidates, key=lambda k: (by_key[k][0], k[2] == "status")) if candidates else None
 
 
 def event_reporter(controller: str | None, component: str | None,
@@ -203,42 +203,43 @@ class Attributor:
 
 
 def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
+    after_keys = after.by_key  # built once per event: every rule below reads it
     if event_type == "LISTED" or before is None:
-        key = latest(after)
+        key = latest(after_keys)
         note = "listed; " if event_type == "LISTED" else ""
         if key is None:
             return Attribution(None, f"{note}no managedFields")
-        server_time = None if event_type == "LISTED" else after.by_key[key][0] or None
+        server_time = None if event_type == "LISTED" else after_keys[key][0] or None
         return Attribution(key[0], f"{note}{describe(key)} (latest entry)", server_time)
-    special = lifecycle_write(before, after)
-    if special is not None:
-        return special
-    moved = advanced(before.by_key, after.by_key)
+    before_keys = before.by_key
+    if after_keys == before_keys:
+        special = lifecycle_write(before, after)
+        if special is not None:
+            return special
+    moved = advanced(before_keys, after_keys)
     if moved:
         others = f" (also {', '.join(describe(k) for k in moved[1:])})" if len(moved) > 1 else ""
-        time = after.by_key[moved[0]][0]
+        time = after_keys[moved[0]][0]
         return Attribution(moved[0][0], describe(moved[0]) + others + disruption_note(before, after),
-                           time if time > before.by_key.get(moved[0], ("", 0))[0] else None)
-    return same_second_write(before, after)
+                           time if time > before_keys.get(moved[0], ("", 0))[0] else None)
+    return same_second_write(before, after, after_keys)
 
 
-def same_second_write(before: Prior, after: Prior) -> Attribution:
+def same_second_write(before: Prior, after: Prior, after_keys: dict[ManagerKey, Stamp]) -> Attribution:
     """No entry moved: the same manager wrote again within the second of its entry."""
-    status_keys = [k for k in after.by_key if k[2] == "status"]
+    status_keys = [k for k in after_keys if k[2] == "status"]
     if after.status != before.status and status_keys:
-        key, part = latest(after, status_keys), "status changed"
+        key, part = latest(after_keys, status_keys), "status changed"
     else:
-        other = [k for k in after.by_key if k[2] != "status"]
-        key, part = latest(after, other) or latest(after), "no status change"
+        other = [k for k in after_keys if k[2] != "status"]
+        key, part = latest(after_keys, other) or latest(after_keys), "no status change"
     if key is None:
         return Attribution(None, "no managedFields")
     return Attribution(key[0], f"{describe(key)} (entry unchanged within its second; {part})")
 
 
 def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
-    """The writes that change no managedFields entry."""
-    if after.by_key != before.by_key:
-        return None
+    """The writes that change no managedFields entry (the caller checked they are equal)."""
     if after.deletion and not before.deletion:
         requester = DISRUPTION_REQUESTERS.get(after.disruption or "")
         who = f"; requested by {requester} (DisruptionTarget {after.disruption})" if requester else ""

@@ -40,16 +40,24 @@ def _long(n: int) -> bytes:
     """Zig-zag varint, as Avro writes int and long."""
     if 0 <= n < 64:
         return _ONE_BYTE[n]  # string lengths, small counts: most calls
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return _varint((n << 1) ^ (n >> 63))
 
 
-_ONE_BYTE = [bytes([n << 1]) for n in range(64)]
+def _varint(n: int) -> bytes:
+    """Unsigned varint, four 7-bit groups at a time (no loop per byte: sizes, sequence
+    numbers and resourceVersions take 2-4 bytes, receive times 8)."""
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7)) if n >= 0x80 else _BYTE[n]
+    if n < 0x200000:
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14))
+    if n < 0x10000000:
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14 & 0x7F | 0x80, n >> 21))
+    return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14 & 0x7F | 0x80,
+                  n >> 21 & 0x7F | 0x80)) + _varint(n >> 28)
+
+
+_BYTE = [bytes([n]) for n in range(128)]
+_ONE_BYTE = _BYTE[0:128:2]  # the zig-zag varint of 0..63
 
 
 def _string(text: str) -> bytes:
@@ -59,7 +67,14 @@ def _string(text: str) -> bytes:
 
 
 def _optional(text: str | None) -> bytes:
-    return b"\x00" if text is None else b"\x02" + _string(text)
+    if text is None:
+        return b"\x00"
+    data = text.encode()
+    size = len(data)
+    return (_PRESENT[size] if size < 64 else b"\x02" + _long(size)) + data
+
+
+_PRESENT = [b"\x02" + size for size in _ONE_BYTE]  # union branch 1, then a short length
 
 
 @lru_cache(maxsize=256)
@@ -81,6 +96,7 @@ def _time_source(source: str) -> bytes:
 def encode(record: Record) -> bytes:
     """The Avro body of an envelope-only ``record`` (its meta, facts and marker None)."""
     rv_number, body = record["resourceVersionNumber"], record["object"]
+    size = b"\x00" if body is None else b"\x02" + _long(len(body))  # body joined as it is
     return b"".join((
         _session_part(record["cluster"], record["session"]),
         _long(record["seq"]),
@@ -92,7 +108,7 @@ def encode(record: Record) -> bytes:
         _time_source(record["timeSource"]),
         _long(record["receivedAt"]),
         _optional(record["component"]), _optional(record["attribution"]),
-        b"\x00" if body is None else b"\x02" + _long(len(body)) + body,
+        size, body or b"",
         _long(record["objectSize"]),
         b"\x01" if record["truncated"] else b"\x00",
         _TRAILER,
