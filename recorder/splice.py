@@ -33,6 +33,7 @@ _DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
+_REPLACEMENT_SIZE = len(_REPLACEMENT)  # shorter values, but for null, cannot be kept as they are
 Span = tuple[int, int]  # begin, end
 Found = list[tuple[int, int]]  # offset, size of each value at a path
 _OPEN_LIST = ord("[")
@@ -40,6 +41,7 @@ _OPEN_LIST = ord("[")
 #: pointer index is ~5x cheaper than a ctypes object made per read with ``from_address``).
 _WORD = ctypes.sizeof(ctypes.c_size_t)
 _WORDS = ctypes.cast(_WORD, ctypes.POINTER(ctypes.c_size_t))
+_RAW_WORD = _RAW_POINTER_OFFSET - _WORD  # a Raw's pointer, as an offset from _WORDS
 _NUMBERED = re.compile(r"k\d+")
 
 
@@ -118,7 +120,7 @@ def _merged_type(base: Any, node: Node) -> Any:
 
 
 def _address(raw: msgspec.Raw) -> int:
-    return _WORDS[(id(raw) + _RAW_POINTER_OFFSET - _WORD) >> 3]
+    return _WORDS[(id(raw) + _RAW_WORD) >> 3]
 
 
 def _gate_tokens(paths: list[list[Segment]]) -> tuple[bytes, ...]:
@@ -196,7 +198,8 @@ class SpanRedactor:
                 self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None  # a mixed step's value not of the type the paths expect (spans())
-        return [(begin, begin + size) for begin, size in found if not _kept(body, begin, size)]
+        return [(begin, begin + size) for begin, size in found
+                if (size != 4 and size < _REPLACEMENT_SIZE) or not _kept(body, begin, size)]
 
     def apply(self, body: bytes) -> bytes | None:
         """``body`` with the located values replaced (the same object if nothing matched);
@@ -227,11 +230,19 @@ def _visit(child: Node) -> Collect:
 
 
 def _keys_collector(node: Node) -> Collect:
-    """A Struct of the wanted keys: visit each one present (fields are None when absent)."""
-    fields = [(attr, _visit(child)) for attr, (_, child) in zip(node.attrs, node.keys)]
+    """A Struct of the wanted keys: visit each one present (fields are None when absent).
+    Values that end a path are noted here, not through ``_leaf``: most spans are such
+    values (``env[*].value``), a call each would be most of the walk."""
+    pairs = list(zip(node.attrs, (child for _, child in node.keys)))
+    leaves = [attr for attr, child in pairs if child.leaf]
+    inner = [(attr, child.collect) for attr, child in pairs if not child.leaf]
 
     def collect(value: Any, base: int, found: Found) -> None:
-        for name, visit in fields:
+        for name in leaves:
+            item = getattr(value, name)
+            if item is not None:
+                found.append((_WORDS[(id(item) + _RAW_WORD) >> 3] - base, len(item)))
+        for name, visit in inner:
             item = getattr(value, name)
             if item is not None:
                 visit(item, base, found)
@@ -270,8 +281,6 @@ def _leaf(value: msgspec.Raw, base: int, found: Found) -> None:
 
 def _kept(body: bytes, begin: int, size: int) -> bool:
     """Whether the value at ``begin`` stays: null or already redacted (Redactor's _leaf)."""
-    if size != 4 and size < len(_REPLACEMENT):
-        return False
     data = body[begin:begin + size]
     return data == b"null" or data == _REPLACEMENT or (
         data[:1] == b'"' and b"\\" in data and msgspec.json.decode(data) == REDACTED)
