@@ -132,7 +132,8 @@ class Writer:
                          toResourceVersion=item.resource_version, toTime=item.received_at)
 
     def _on_listed(self, state: WatchState, item: inf.Listed) -> None:
-        uid, rv, namespace, name = lean.identity(item.obj)[2:]
+        identity = lean.identity(item.obj)
+        uid, rv, namespace, name = identity[2:]
         uid = uid or ""
         if state.listing is None:
             state.listing = set()
@@ -149,7 +150,7 @@ class Writer:
             state.attributor.remember(item.obj)
             return
         state.counts[kind.lower()] += 1
-        self._object(state, kind, item.obj, item.received_at, inferred=inferred)
+        self._object(state, kind, item.obj, identity, item.received_at, inferred=inferred)
         state.checkpoint.put(uid, rv, namespace, name)
         state.dirty = True
 
@@ -172,12 +173,14 @@ class Writer:
         stub = {"apiVersion": state.target.api_version, "kind": state.target.kind,
                 "metadata": {"uid": uid, "name": name, "namespace": namespace, "resourceVersion": rv}}
         state.counts["inferred_deleted"] += 1
-        self._object(state, "INFERRED_DELETED", stub, item.received_at, inferred=True, stored=False)
+        self._object(state, "INFERRED_DELETED", stub, lean.identity(stub), item.received_at,
+                     inferred=True, stored=False)
 
     def _on_event(self, state: WatchState, item: inf.WatchEvent) -> None:
-        uid, rv, namespace, name = lean.identity(item.obj)[2:]
+        identity = lean.identity(item.obj)
+        uid, rv, namespace, name = identity[2:]
         uid = uid or ""
-        self._object(state, item.type, item.obj, item.received_at)
+        self._object(state, item.type, item.obj, identity, item.received_at)
         if item.type == "DELETED":
             state.checkpoint.pop(uid)
         else:
@@ -214,8 +217,9 @@ class Writer:
     # --- records --------------------------------------------------------------------------
 
     def _object(self, state: WatchState, event_type: str, obj: Obj | lean.RawObject,
-                received_at: int, *, inferred: bool = False, stored: bool = True) -> None:
-        api_version, kind, uid, rv, namespace, name = lean.identity(obj)
+                identity: lean.Identity, received_at: int, *, inferred: bool = False,
+                stored: bool = True) -> None:
+        api_version, kind, uid, rv, namespace, name = identity
         if isinstance(obj, lean.RawObject):
             attribution = state.attributor.observe(event_type, obj.seen)
             body = self._redacted(obj) if stored else None

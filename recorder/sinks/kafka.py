@@ -137,7 +137,7 @@ class KafkaSink:
         try:
             self._producer.produce(
                 topic, self._framing.value(topic, codec.encode(record)), topics.key_for(record),
-                headers=self._framing.headers(record))
+                headers=self._framing.header_map(record))
         except BufferError as exc:  # the local queue is full: the broker has not kept up
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc
         except KafkaException as exc:
