@@ -40,7 +40,9 @@ SCHEDULER = "kube-scheduler"
 CONTROLLER_MANAGER = "kube-controller-manager"
 
 
-@dataclass(frozen=True, slots=True)
+#: Attribution, Observed and Prior are made per event, so not frozen: a frozen dataclass's
+#: ``__init__`` sets each field through ``object.__setattr__``, ~6x the cost. Treat them as values.
+@dataclass(slots=True)
 class Attribution:
     component: str | None
     evidence: str
@@ -48,7 +50,7 @@ class Attribution:
     server_time: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observed:
     """What attribution compares of one object version, read from a parsed dict
     (``observed``) or from the lean decode (``recorder.lean``)."""
@@ -65,7 +67,7 @@ class Observed:
     reporter: Attribution | None = None  # an Event's named reporter
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prior:
     """What attribution remembers of an object's previous version: small, shared tuples
     (``managers`` is ``((key, stamp), …)``, keys interned), never the object itself."""

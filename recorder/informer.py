@@ -62,7 +62,7 @@ class Synced:
     received_at: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # one per event: not frozen (attribution.Attribution says why)
 class WatchEvent:
     type: str  # ADDED, MODIFIED, DELETED
     obj: Obj | lean.RawObject  # the lean decode, or the full parse for shapes it does not model

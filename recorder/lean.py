@@ -141,6 +141,8 @@ def identity(obj: dict[str, Any] | RawObject) -> Identity:
 
 _TYPE_PREFIX = b'{"type":"'
 _OBJECT_KEY = b'","object":'
+_WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.rstrip() strips
+_CLOSE = ord("}")
 
 
 def split_line(line: bytes) -> tuple[str, bytes]:
@@ -151,9 +153,11 @@ def split_line(line: bytes) -> tuple[str, bytes]:
     rejects trailing bytes) proves the line well-formed, so the line is not scanned twice."""
     end = line.find(_OBJECT_KEY, len(_TYPE_PREFIX), 40)
     if end > 0 and line.startswith(_TYPE_PREFIX):
-        kind, tail = line[len(_TYPE_PREFIX):end], line.rstrip()
-        if tail.endswith(b"}") and b'"' not in kind and b"\\" not in kind:
-            return kind.decode(), tail[end + len(_OBJECT_KEY):-1]
+        kind, stop = line[len(_TYPE_PREFIX):end], len(line)
+        while stop and line[stop - 1] in _WHITESPACE:  # rstrip() by index: one copy, not two
+            stop -= 1
+        if stop and line[stop - 1] == _CLOSE and b'"' not in kind and b"\\" not in kind:
+            return kind.decode(), line[end + len(_OBJECT_KEY):stop - 1]
     event = _LINE.decode(line)
     return event.type, bytes(event.object)
 
