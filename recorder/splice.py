@@ -35,7 +35,6 @@ _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
 _REPLACEMENT_SIZE = len(_REPLACEMENT)  # shorter values, but for null, cannot be kept as they are
 Span = tuple[int, int]  # begin, end
-Found = list[tuple[int, int]]  # offset, size of each value at a path
 _OPEN_LIST = ord("[")
 #: Machine words from address 8 on: ``_WORDS[(a - 8) >> 3]`` reads the word at ``a`` (a
 #: pointer index is ~5x cheaper than a ctypes object made per read with ``from_address``).
@@ -192,14 +191,14 @@ class SpanRedactor:
     def located(self, tree: Any, body: bytes) -> list[Span] | None:
         """The spans to replace, from ``tree``: ``body`` decoded as the paths' type, or as a
         ``merged`` one; None as for ``spans``."""
-        found: Found = []
+        found: list[Span] = []
         try:
             if tree is not None:
                 self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None  # a mixed step's value not of the type the paths expect (spans())
-        return [(begin, begin + size) for begin, size in found
-                if (size != 4 and size < _REPLACEMENT_SIZE) or not _kept(body, begin, size)]
+        short = _REPLACEMENT_SIZE  # a shorter value, but for null, is replaced: no look
+        return [(b, e) for b, e in found if (e - b != 4 and e - b < short) or not _kept(body, b, e)]
 
     def apply(self, body: bytes) -> bytes | None:
         """``body`` with the located values replaced (the same object if nothing matched);
@@ -221,7 +220,7 @@ def replaced(body: bytes, spans: list[Span] | None) -> bytes | None:
     return b"".join(parts)
 
 
-Collect = Callable[[Any, int, Found], None]
+Collect = Callable[[Any, int, list[Span]], None]
 
 
 def _visit(child: Node) -> Collect:
@@ -237,11 +236,12 @@ def _keys_collector(node: Node) -> Collect:
     leaves = [attr for attr, child in pairs if child.leaf]
     inner = [(attr, child.collect) for attr, child in pairs if not child.leaf]
 
-    def collect(value: Any, base: int, found: Found) -> None:
+    def collect(value: Any, base: int, found: list[Span]) -> None:
         for name in leaves:
             item = getattr(value, name)
             if item is not None:
-                found.append((_WORDS[(id(item) + _RAW_WORD) >> 3] - base, len(item)))
+                begin = _WORDS[(id(item) + _RAW_WORD) >> 3] - base
+                found.append((begin, begin + len(item)))
         for name, visit in inner:
             item = getattr(value, name)
             if item is not None:
@@ -251,18 +251,35 @@ def _keys_collector(node: Node) -> Collect:
 
 def _every_collector(node: Node) -> Collect:
     """``[*]``: every item of a list, every value of a mapping."""
-    visit = _visit(node.every)
+    item_node = node.every
+    if item_node.shape == "keys" and all(child.leaf for _, child in item_node.keys):
+        return _every_leaves_collector(item_node.attrs)
+    visit = _visit(item_node)
 
-    def collect(value: Any, base: int, found: Found) -> None:
+    def collect(value: Any, base: int, found: list[Span]) -> None:
         for item in value.values() if type(value) is dict else value:
             if item is not None:
                 visit(item, base, found)
     return collect
 
 
+def _every_leaves_collector(names: list[str]) -> Collect:
+    """``[*]`` of Structs whose wanted keys all end a path (``env[*].value``: most spans),
+    walked in one loop."""
+    def collect(value: Any, base: int, found: list[Span]) -> None:
+        for item in value.values() if type(value) is dict else value:
+            if item is not None:
+                for name in names:
+                    leaf = getattr(item, name)
+                    if leaf is not None:
+                        begin = _WORDS[(id(leaf) + _RAW_WORD) >> 3] - base
+                        found.append((begin, begin + len(leaf)))
+    return collect
+
+
 def _walk_collector(node: Node) -> Collect:
     """Keys mixed with ``[*]``/``[N]``: decode this value on the way (``_items``)."""
-    def collect(value: Any, base: int, found: Found) -> None:
+    def collect(value: Any, base: int, found: list[Span]) -> None:
         for child, item in _items(value, node):
             if child.shape in ("keys", "every"):
                 item = child.decoder.decode(item)  # ValidationError: see spans()
@@ -274,14 +291,15 @@ def _no_collector(node: Node) -> Collect:
     return _leaf
 
 
-def _leaf(value: msgspec.Raw, base: int, found: Found) -> None:
-    """A value at a path: (offset, size); ``_kept`` then leaves out what stays as it is."""
-    found.append((_address(value) - base, len(value)))
+def _leaf(value: msgspec.Raw, base: int, found: list[Span]) -> None:
+    """A value at a path: its span; ``_kept`` then leaves out what stays as it is."""
+    begin = _address(value) - base
+    found.append((begin, begin + len(value)))
 
 
-def _kept(body: bytes, begin: int, size: int) -> bool:
+def _kept(body: bytes, begin: int, end: int) -> bool:
     """Whether the value at ``begin`` stays: null or already redacted (Redactor's _leaf)."""
-    data = body[begin:begin + size]
+    data = body[begin:end]
     return data == b"null" or data == _REPLACEMENT or (
         data[:1] == b'"' and b"\\" in data and msgspec.json.decode(data) == REDACTED)
 
