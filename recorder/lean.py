@@ -118,7 +118,9 @@ class RawObject:
 
     def default_spans(self) -> list[Span] | None:
         """The spans of ``DEFAULT_SPANS`` in ``body``, without decoding it again."""
-        return DEFAULT_SPANS.located(self.head, self.body) if self.located else DEFAULT_SPANS.spans(self.body)
+        if self.located:
+            return DEFAULT_SPANS.located(self.head, self.body)
+        return DEFAULT_SPANS.spans(self.body)
 
     @property
     def metadata(self) -> _Metadata:
