@@ -78,8 +78,6 @@ class Writer:
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
         self._seq: Counter = Counter()
-        self._counters: dict[tuple[str, str], Any] = {}
-        self._lags: dict[str, Any] = {}
 
     @property
     def records_written(self) -> int:
@@ -266,10 +264,7 @@ class Writer:
     def _observe_lag(self, state: WatchState, attribution: Attribution, received_at: int) -> None:
         written = parse_time(attribution.server_time)
         if written is not None:
-            lag = self._lags.get(state.target.resource)
-            if lag is None:
-                lag = self._lags[state.target.resource] = self.metrics.lag.labels(state.target.resource)
-            lag.observe(max(received_at - written, 0) / 1e6)
+            self.metrics.lag.observe(state.target.resource, max(received_at - written, 0) / 1e6)
 
     def _marker(self, state: WatchState, event_type: str, received_at: int, **marker: Any) -> None:
         record = records.marker_record(
@@ -281,11 +276,7 @@ class Writer:
         self._counted(state.target.resource, event_type)
 
     def _counted(self, resource: str, event_type: str) -> None:
-        """Count a record; the labelled children are kept (``labels()`` costs more than ``inc``)."""
-        counter = self._counters.get((resource, event_type))
-        if counter is None:
-            counter = self._counters[resource, event_type] = self.metrics.events.labels(resource, event_type)
-        counter.inc()
+        self.metrics.events.inc(resource, event_type)
 
     def _next_seq(self, topic: str) -> int:
         seq = self._seq[topic]
