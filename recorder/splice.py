@@ -33,7 +33,8 @@ _DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
-_REPLACEMENT_SIZE = len(_REPLACEMENT)  # shorter values, but for null, cannot be kept as they are
+_REPLACEMENT_SIZE = len(_REPLACEMENT)
+_QUOTE = ord('"')
 Span = tuple[int, int]  # begin, end
 _OPEN_LIST = ord("[")
 #: Machine words from address 8 on: ``_WORDS[(a - 8) >> 3]`` reads the word at ``a`` (a
@@ -197,8 +198,7 @@ class SpanRedactor:
                 self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None  # a mixed step's value not of the type the paths expect (spans())
-        short = _REPLACEMENT_SIZE  # a shorter value, but for null, is replaced: no look
-        return [(b, e) for b, e in found if (e - b != 4 and e - b < short) or not _kept(body, b, e)]
+        return [span for span in found if not _kept(body, *span)]
 
     def apply(self, body: bytes) -> bytes | None:
         """``body`` with the located values replaced (the same object if nothing matched);
@@ -298,10 +298,15 @@ def _leaf(value: msgspec.Raw, base: int, found: list[Span]) -> None:
 
 
 def _kept(body: bytes, begin: int, end: int) -> bool:
-    """Whether the value at ``begin`` stays: null or already redacted (Redactor's _leaf)."""
-    data = body[begin:end]
-    return data == b"null" or data == _REPLACEMENT or (
-        data[:1] == b'"' and b"\\" in data and msgspec.json.decode(data) == REDACTED)
+    """Whether the value at ``begin`` stays: null or already redacted (Redactor's _leaf),
+    looked at in place (escapes only make a string longer than ``_REPLACEMENT``)."""
+    size = end - begin
+    if size == 4:
+        return body.startswith(b"null", begin)
+    if size <= _REPLACEMENT_SIZE:
+        return size == _REPLACEMENT_SIZE and body.startswith(_REPLACEMENT, begin)
+    return (body[begin] == _QUOTE and body.find(b"\\", begin, end) >= 0
+            and msgspec.json.decode(body[begin:end]) == REDACTED)
 
 
 def _items(raw: msgspec.Raw, node: Node) -> list[tuple[Node, msgspec.Raw]]:
