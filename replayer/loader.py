@@ -6,15 +6,23 @@ what was committed (the eventsourcing "tracking record" pattern). What cannot be
 came — byte ranges that could not be read (also kept in ``unreadable_ranges``, the source of
 the ``damaged`` unseen stretches), decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
 written to ``load_problems``, never fatal and never a wrong row.
+
+Reading and writing overlap: a reader thread decodes deliveries and takes them into batches
+(Python, holding the GIL) while the calling thread writes the previous batch (DuckDB, which
+releases it), so a load uses two cores. Batches are written one at a time, in the order
+they were taken.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import queue
+import threading
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import duckdb
+import pyarrow as pa
 
 from replayer import db, projections, typed
 from replayer.envelope import EnvelopeBatch
@@ -115,6 +123,25 @@ def store_mode(store_objects: bool) -> str:
     return "all" if store_objects else "none"
 
 
+#: Batches the reader may take ahead of the one being written (bounds the memory held).
+READ_AHEAD = 2
+_END = object()
+
+
+@dataclass
+class TakenBatch:
+    """One batch as the reader hands it to the writer: its rows, what could not be loaded,
+    and the positions and counts it reaches."""
+
+    envelope: pa.Table | None
+    problem_rows: list[tuple]
+    duplicate_seqs: list[tuple[str, str, int]]
+    unreadable_rows: list[tuple]
+    positions: dict[PartitionKey, int]
+    counts: tuple[int, int, int, int]  # deliveries, loaded, duplicates, problems
+    full: bool
+
+
 class Loader:
     """One load run from one source into an open database; create it, then call ``load``.
     ``locator`` names the source (see the ``sources`` table; default: ``source``);
@@ -135,6 +162,11 @@ class Loader:
         self.next_id = _scalar(con, "SELECT coalesce(max(event_id), 0) + 1 FROM raw_events")
         self.load_id = _scalar(con, "SELECT coalesce(max(load_id), 0) + 1 FROM loads")
         self.latest = _latest_versions(con)
+        #: The reader's own connection (a DuckDB connection is used by one thread at a time).
+        self.lookup = con.cursor()
+        #: The keys of the batches handed to the writer and not yet committed.
+        self.in_flight: deque[set[tuple]] = deque()
+        self.malformed = 0  # counted by the writer, added to the stats when a load ends
         self.markers_seen = {tuple(r) for r in con.execute(
             "SELECT r.session, r.resource, r.seq, r.type FROM markers "
             "JOIN raw_events r USING (event_id)").fetchall()}
@@ -145,13 +177,27 @@ class Loader:
     def load(self, deliveries: Iterable[Delivery], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""
-        for delivery in deliveries:
-            self._take(delivery)
-            if len(self.batch) >= self.batch_size:
-                self.flush()
-                if on_batch:
+        ready: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+        stop = threading.Event()
+        reader = threading.Thread(target=self._read, args=(deliveries, ready, stop),
+                                  name="ktrace-load-reader", daemon=True)
+        reader.start()
+        try:
+            while (taken := ready.get()) is not _END:
+                if isinstance(taken, BaseException):
+                    raise taken
+                self._write(taken)
+                if on_batch and taken.full:
                     on_batch(self.stats)
-        self.flush()
+        finally:
+            stop.set()
+            while reader.is_alive():  # a reader blocked on a full queue sees stop
+                try:
+                    ready.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+        if self.malformed:
+            self.stats.problems["malformed_json"] = self.malformed
         self.project()
         if on_batch:
             on_batch(self.stats)
@@ -174,19 +220,61 @@ class Loader:
             self.con.rollback()
             raise
 
-    def flush(self) -> None:
-        """Write the open batch, its problems and positions in one transaction."""
-        if not self._dirty:
-            return
+    # --- the reader thread -------------------------------------------------------------------
+
+    def _read(self, deliveries: Iterable[Delivery], ready: queue.Queue,
+              stop: threading.Event) -> None:
+        def hand_over(item: object) -> bool:
+            while not stop.is_set():
+                try:
+                    ready.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    pass
+            return False
+
+        try:
+            for delivery in deliveries:
+                if stop.is_set():
+                    return
+                self._take(delivery)
+                if len(self.batch) >= self.batch_size and not hand_over(self._detach(True)):
+                    return
+            if self._dirty and not hand_over(self._detach(False)):
+                return
+            hand_over(_END)
+        except BaseException as exc:  # the writer raises it, after the batches before it
+            hand_over(exc)
+
+    def _detach(self, full: bool) -> TakenBatch:
+        """The open batch as the writer takes it; a new one is opened."""
+        for kind, count in self.unknown_kinds.items():
+            self.stats.problems["unknown_kind"] += count
+            self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
+                                      f"{kind}: {count} records loaded without typed facts"))
+        s = self.stats
+        taken = TakenBatch(
+            self.batch.table() if len(self.batch) else None, self.problem_rows, self.duplicate_seqs, self.unreadable_rows, dict(self.positions),
+            (s.deliveries, s.loaded, s.duplicates, s.problem_count()), full)
+        self.in_flight.append(self.batch_keys)
+        self._reset_batch()
+        return taken
+
+    # --- the writer (the calling thread) -------------------------------------------------------
+
+    def _write(self, taken: TakenBatch) -> None:
+        """Write one batch, its problems and positions in one transaction."""
         self.con.begin()
         try:
-            self._insert_batch()
-            self._write_positions_and_problems()
+            if taken.envelope is not None:
+                self._insert_batch(taken)
+            self._write_positions_and_problems(taken)
             self.con.commit()
         except BaseException:
             self.con.rollback()
             raise
-        self._reset_batch()
+        finally:
+            self.in_flight.popleft()  # committed (its keys are in raw_events) or abandoned
 
     # --- one delivery ---------------------------------------------------------------------
 
@@ -261,10 +349,13 @@ class Loader:
         return True
 
     def _seen_before(self, uid: str, rv_text: str | None, version: str) -> bool:
-        if (uid, rv_text, version) in self.batch_keys:
+        key = (uid, rv_text, version)
+        # The batches not yet committed first, then the database: a batch leaves in_flight
+        # only once committed, so no version falls between the two looks.
+        if key in self.batch_keys or any(key in keys for keys in list(self.in_flight)):
             return True
         same = [t for t in OBJECT_TYPES if version_class(t) == version]
-        return self.con.execute(
+        return self.lookup.execute(
             "SELECT count(*) FROM raw_events WHERE uid = ? AND resource_version = ? "
             "AND list_contains(?, type)", [uid, rv_text, same]).fetchone()[0] > 0
 
@@ -295,50 +386,45 @@ class Loader:
 
     # --- writing ----------------------------------------------------------------------------
 
-    def _insert_batch(self) -> None:
-        if not len(self.batch):
-            return
-        typed.parse_batch(self.con, self.batch)
+    def _insert_batch(self, taken: TakenBatch) -> None:
+        typed.parse_batch(self.con, taken.envelope)
         try:
             self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
             typed.insert_batch(self.con)
             projections.mark_touched(self.con)
-            self._report_bad_json()
+            self._report_bad_json(taken)
         finally:
             typed.release_batch(self.con)
 
-    def _report_bad_json(self) -> None:
+    def _report_bad_json(self, taken: TakenBatch) -> None:
         bad = self.con.execute(
             "SELECT b.topic, b.\"partition\", b.\"offset\", b.kind, b.uid FROM batch b "
             "ANTI JOIN parsed p USING (event_id) WHERE b.object IS NOT NULL").fetchall()
         for topic, partition, offset, kind, uid in bad:
-            self.stats.problems["malformed_json"] += 1
-            self.problem_rows.append((self.load_id, topic, partition, offset, "malformed_json",
-                                      f"{kind} {uid}: object is not valid JSON (stored as NULL)"))
+            self.malformed += 1
+            taken.problem_rows.append((self.load_id, topic, partition, offset, "malformed_json",
+                                       f"{kind} {uid}: object is not valid JSON (stored as NULL)"))
 
-    def _write_positions_and_problems(self) -> None:
-        for kind, count in self.unknown_kinds.items():
-            self.stats.problems["unknown_kind"] += count
-            self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
-                                      f"{kind}: {count} records loaded without typed facts"))
-        if self.positions:
-            flat = [v for (t, p), o in self.positions.items() for v in (self.source_id, t, p, o)]
+    def _write_positions_and_problems(self, taken: TakenBatch) -> None:
+        if taken.positions:
+            flat = [v for (t, p), o in taken.positions.items()
+                    for v in (self.source_id, t, p, o)]
             self.con.execute("INSERT OR REPLACE INTO load_positions VALUES "
-                             + ", ".join(["(?, ?, ?, ?)"] * len(self.positions)), flat)
-        if self.problem_rows:
+                             + ", ".join(["(?, ?, ?, ?)"] * len(taken.positions)), flat)
+        if taken.problem_rows:
             self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
-                                 self.problem_rows)
-        if self.duplicate_seqs:
+                                 taken.problem_rows)
+        if taken.duplicate_seqs:
             self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
-                                 self.duplicate_seqs)
-        if self.unreadable_rows:
+                                 taken.duplicate_seqs)
+        if taken.unreadable_rows:
             self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 self.unreadable_rows)
-        s = self.stats
+                                 taken.unreadable_rows)
+        deliveries, loaded, duplicates, problems = taken.counts
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
             "WHERE load_id = ?",
-            [s.deliveries, s.loaded, s.duplicates, s.problem_count(), self.load_id])
+            [deliveries, loaded, duplicates, problems + self.malformed, self.load_id])
 
     def _reset_batch(self) -> None:
         self._dirty = False

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import duckdb
+import pyarrow as pa
 
 from replayer.envelope import EnvelopeBatch
 
@@ -42,16 +43,17 @@ def models() -> tuple[Model, ...]:
     return tuple(Model(n, read_sql(n).strip().rstrip(";")) for n in names)
 
 
-def parse_batch(con: duckdb.DuckDBPyConnection, batch: EnvelopeBatch) -> None:
-    """Register ``batch`` and parse its objects: the inputs every model reads."""
-    con.register("batch", batch.table())
+def parse_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
+    """Register ``batch`` (``EnvelopeBatch.table()``) and parse its objects: the inputs
+    every model reads."""
+    con.register("batch", batch)
     con.execute(read_sql(PARSE))
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Create every typed table that does not exist yet, with the columns of its model;
     the tables whose existing columns are not their model's (an older ktrace made them)."""
-    parse_batch(con, EnvelopeBatch())
+    parse_batch(con, EnvelopeBatch().table())
     stale = []
     try:
         for model in models():
