@@ -263,17 +263,23 @@ class Loader:
     # --- the writer (the calling thread) -------------------------------------------------------
 
     def _write(self, taken: TakenBatch) -> None:
-        """Write one batch, its problems and positions in one transaction."""
-        self.con.begin()
+        """Write one batch, its problems and positions in one transaction (the objects are
+        parsed into a temporary table before it: a failed parse must not end it)."""
         try:
             if taken.envelope is not None:
-                self._insert_batch(taken)
-            self._write_positions_and_problems(taken)
-            self.con.commit()
-        except BaseException:
-            self.con.rollback()
-            raise
+                typed.parse_batch(self.con, taken.envelope)
+            self.con.begin()
+            try:
+                if taken.envelope is not None:
+                    self._insert_batch(taken)
+                self._write_positions_and_problems(taken)
+                self.con.commit()
+            except BaseException:
+                self.con.rollback()
+                raise
         finally:
+            if taken.envelope is not None:
+                typed.release_batch(self.con)
             self.in_flight.popleft()  # committed (its keys are in raw_events) or abandoned
 
     # --- one delivery ---------------------------------------------------------------------
@@ -387,14 +393,10 @@ class Loader:
     # --- writing ----------------------------------------------------------------------------
 
     def _insert_batch(self, taken: TakenBatch) -> None:
-        typed.parse_batch(self.con, taken.envelope)
-        try:
-            self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
-            typed.insert_batch(self.con)
-            projections.mark_touched(self.con)
-            self._report_bad_json(taken)
-        finally:
-            typed.release_batch(self.con)
+        self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
+        typed.insert_batch(self.con)
+        projections.mark_touched(self.con)
+        self._report_bad_json(taken)
 
     def _report_bad_json(self, taken: TakenBatch) -> None:
         bad = self.con.execute(

@@ -47,7 +47,14 @@ def parse_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
     """Register ``batch`` (``EnvelopeBatch.table()``) and parse its objects: the inputs
     every model reads."""
     con.register("batch", batch)
-    con.execute(read_sql(PARSE))
+    con.execute("SET VARIABLE ktrace_unparsable = []::BIGINT[]")
+    try:
+        con.execute(read_sql(PARSE))
+    except (duckdb.InvalidInputException, duckdb.ConversionException):
+        con.execute("SET VARIABLE ktrace_unparsable = (SELECT coalesce(list(event_id), []) "
+                    "FROM batch WHERE object IS NOT NULL "
+                    "AND NOT coalesce(json_valid(try(decode(object))), false))")
+        con.execute(read_sql(PARSE))
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
