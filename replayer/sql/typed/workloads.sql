@@ -21,7 +21,7 @@ SELECT event_id, uid, kind,
                  WHEN 'Job' THEN status.failed ELSE status.unavailableReplicas END
            AS unavailable_replicas,
        status.observedGeneration AS observed_generation,
-       md.annotations['deployment.kubernetes.io/revision'] AS revision,
+       md.annotations."deployment.kubernetes.io/revision" AS revision,
        md.labels['pod-template-hash'] AS pod_template_hash,
        strategy.type AS strategy,
        strategy.rollingUpdate.maxSurge->>'$' AS max_surge,
