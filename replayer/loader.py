@@ -65,6 +65,11 @@ class LoadStats:
     def problem_count(self) -> int:
         return sum(self.problems.values())
 
+    def copy(self) -> "LoadStats":
+        return LoadStats(self.deliveries, self.loaded, self.duplicates, Counter(self.problems),
+                         Counter(self.kinds), self.filtered, self.unreadable_bytes,
+                         list(self.waiting))
+
     def add(self, other: "LoadStats") -> None:
         """Add another load's counts (a follower's catch-ups, each its own load)."""
         self.deliveries += other.deliveries
@@ -138,7 +143,7 @@ class TakenBatch:
     duplicate_seqs: list[tuple[str, str, int]]
     unreadable_rows: list[tuple]
     positions: dict[PartitionKey, int]
-    counts: tuple[int, int, int, int]  # deliveries, loaded, duplicates, problems
+    stats: LoadStats  # the load's, as of this batch
     full: bool
 
 
@@ -162,8 +167,6 @@ class Loader:
         self.next_id = _scalar(con, "SELECT coalesce(max(event_id), 0) + 1 FROM raw_events")
         self.load_id = _scalar(con, "SELECT coalesce(max(load_id), 0) + 1 FROM loads")
         self.latest = _latest_versions(con)
-        #: The reader's own connection (a DuckDB connection is used by one thread at a time).
-        self.lookup = con.cursor()
         #: The keys of the batches handed to the writer and not yet committed.
         self.in_flight: deque[set[tuple]] = deque()
         self.malformed = 0  # counted by the writer, added to the stats when a load ends
@@ -179,6 +182,8 @@ class Loader:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""
         ready: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
         stop = threading.Event()
+        #: The reader's own connection (a DuckDB connection is used by one thread at a time).
+        self.lookup = self.con.cursor()
         reader = threading.Thread(target=self._read, args=(deliveries, ready, stop),
                                   name="ktrace-load-reader", daemon=True)
         reader.start()
@@ -188,7 +193,7 @@ class Loader:
                     raise taken
                 self._write(taken)
                 if on_batch and taken.full:
-                    on_batch(self.stats)
+                    on_batch(taken.stats)
         finally:
             stop.set()
             while reader.is_alive():  # a reader blocked on a full queue sees stop
@@ -196,6 +201,7 @@ class Loader:
                     ready.get(timeout=0.05)
                 except queue.Empty:
                     pass
+            self.lookup.close()
         if self.malformed:
             self.stats.problems["malformed_json"] = self.malformed
         self.project()
@@ -252,10 +258,9 @@ class Loader:
             self.stats.problems["unknown_kind"] += count
             self.problem_rows.append((self.load_id, None, None, None, "unknown_kind",
                                       f"{kind}: {count} records loaded without typed facts"))
-        s = self.stats
-        taken = TakenBatch(
-            self.batch.table() if len(self.batch) else None, self.problem_rows, self.duplicate_seqs, self.unreadable_rows, dict(self.positions),
-            (s.deliveries, s.loaded, s.duplicates, s.problem_count()), full)
+        taken = TakenBatch(self.batch.table() if len(self.batch) else None, self.problem_rows,
+                           self.duplicate_seqs, self.unreadable_rows, dict(self.positions),
+                           self.stats.copy(), full)
         self.in_flight.append(self.batch_keys)
         self._reset_batch()
         return taken
@@ -422,11 +427,12 @@ class Loader:
         if taken.unreadable_rows:
             self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?)",
                                  taken.unreadable_rows)
-        deliveries, loaded, duplicates, problems = taken.counts
+        s = taken.stats
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
             "WHERE load_id = ?",
-            [deliveries, loaded, duplicates, problems + self.malformed, self.load_id])
+            [s.deliveries, s.loaded, s.duplicates, s.problem_count() + self.malformed,
+             self.load_id])
 
     def _reset_batch(self) -> None:
         self._dirty = False
