@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from recorder.kube.client import ssl_context
 from recorder.kube.config import load_config
 from replayer.importer import read_capture
-from replayer.sources.kafka import _decode
+from replayer.sources.kafka import decode_value
 from replayer.sources.locallog import LocalLogSource
 from schemas import codec, locallog
 from schemas.errors import KtraceError, Unreadable
@@ -147,15 +147,6 @@ def _assert_every_byte_accounted_for(data: bytes, read: list) -> None:
 
 # --- the Kafka record decoder ----------------------------------------------------------------
 
-@dataclass
-class Message:
-    topic: str
-    partition: int
-    offset: int
-    value: bytes
-    headers: list
-
-
 BODY = codec.encode(ORIGINAL_BLOCKS[3][1][0])
 HEADERS = FingerprintFraming().headers(ORIGINAL_BLOCKS[3][1][0])
 
@@ -165,7 +156,7 @@ HEADERS = FingerprintFraming().headers(ORIGINAL_BLOCKS[3][1][0])
 def test_kafka_decoder_turns_any_bytes_into_a_record_or_an_unreadable_range(changes, bad_header):
     value, _ = mutate(BODY, changes)
     headers = [(k, v[::-1]) for k, v in HEADERS] if bad_header else HEADERS
-    delivery = _decode(Message("ktrace.pods", 0, 41, value, headers), ValueDecoder(None))
+    delivery = decode_value("ktrace.pods", 0, 41, value, headers, ValueDecoder(None))
     if delivery.record is None:
         assert isinstance(delivery.error, Unreadable)
         assert (delivery.error.nbytes, delivery.error.end_offset) == (len(value), 42)
