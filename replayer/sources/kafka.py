@@ -41,8 +41,11 @@ class KafkaSource:
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
-            "fetch.max.bytes": 64 * 1024 * 1024,
-            "max.partition.fetch.bytes": 16 * 1024 * 1024,
+            # What librdkafka fetches ahead, per partition: its default (64 MiB each) made a
+            # 100k-event replay of 8 topics peak at 1.3 GB.
+            "queued.max.messages.kbytes": 8 * 1024,
+            "fetch.max.bytes": 16 * 1024 * 1024,
+            "max.partition.fetch.bytes": 8 * 1024 * 1024,
         })
         try:
             self._topics = self._consumer.list_topics(timeout=settings.connect_timeout_s).topics
