@@ -37,6 +37,9 @@ class KafkaSource:
         self._consumer = Consumer({
             **settings.librdkafka_config(),
             "logger": log,
+            # Errors only from what librdkafka logs: a broker it cannot reach comes back as the
+            # one-line TransportError below, not after a FAIL line per connection attempt.
+            "log_level": 2,
             "group.id": "ktrace-replay",  # required by librdkafka; partitions are assigned
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
