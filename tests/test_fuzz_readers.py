@@ -148,7 +148,7 @@ def _assert_every_byte_accounted_for(data: bytes, read: list) -> None:
 # --- the Kafka record decoder ----------------------------------------------------------------
 
 BODY = codec.encode(ORIGINAL_BLOCKS[3][1][0])
-HEADERS = FingerprintFraming().headers(ORIGINAL_BLOCKS[3][1][0])
+HEADERS = list(FingerprintFraming().header_map(ORIGINAL_BLOCKS[3][1][0]).items())
 
 
 @FUZZ
