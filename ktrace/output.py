@@ -2,8 +2,9 @@
 
 Each command declares its rows once as a :class:`View` (ktrace/views.py): the snake_case keys
 of its JSON rows — its schema, documented in docs/cli.md — and how each shows in a table.
-``table`` fits the terminal (long cells end in ``…``, seconds read ``2m03s``, times relative
-where kubectl shows an age); ``wide`` adds columns and fits nothing; ``json``/``yaml`` carry
+``table`` fits the terminal (free text and names end in ``…``, codes and times are never
+cut — a column is left out instead; seconds read ``2m03s``, times relative where kubectl
+shows an age); ``wide`` adds columns and fits nothing; ``json``/``yaml`` carry
 every key at full precision with RFC 3339 times in UTC (``…Z``); ``csv`` is one table, so a
 report of several sections writes one file per section into ``--output-dir``.
 """
@@ -33,6 +34,11 @@ WIDE_CELL_MAX = 60
 MIN_WIDTH = 4
 #: columns that cannot all keep this much of their width are left out of a fitted table
 READABLE_WIDTH = 10
+#: how a column gives way when a table must fit the terminal: ``prose`` is cut first,
+#: ``name`` next, ``whole`` never — a cut code, time or evidence id reads as another or as
+#: nothing (``terminating`` as ``ter…``); when even so the table is too wide, columns are left
+#: out, the view's ``narrow`` ones first. Times, durations and ages are ``whole``.
+FITS = ("prose", "name", "whole")
 GUTTER = "  "
 NONE = "<none>"
 
@@ -53,13 +59,17 @@ class Column:
     show: str = "table"
     header: str | None = None
     max_width: int | None = None
-    #: prose rather than a name: shrunk first when a table must fit the terminal
-    flex: bool = False
-    #: a value to copy (an evidence id): never shortened to fit
-    keep: bool = False
+    #: one of FITS; None: ``whole`` for times, durations and ages, else ``name``
+    fit: str | None = None
 
     def __post_init__(self) -> None:
-        assert self.kind in KINDS and self.show in SHOWS, self
+        assert self.kind in KINDS and self.show in SHOWS and self.fit in (None, *FITS), self
+
+    def gives_way(self, rows: Sequence[dict[str, Any]]) -> str:
+        if self.fit:
+            return self.fit
+        timed = self.kind != "auto" or any(isinstance(r[self.key], datetime) for r in rows)
+        return "whole" if timed else "name"
 
     @property
     def title(self) -> str:
@@ -79,6 +89,11 @@ class View:
     columns: tuple[Column, ...]
     names: tuple[str, ...] = ()
     kind: str | None = None
+    #: keys of the columns a table too wide for the terminal leaves out first, in order
+    narrow: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        assert set(self.narrow) <= set(self.keys), self.narrow
 
     @property
     def keys(self) -> list[str]:
@@ -340,43 +355,49 @@ def table_text(answer: Answer, out: Output) -> str:
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)
               for i, c in enumerate(columns)]
     if not wide and out.width:
-        shown = _columns_that_fit([min(w, READABLE_WIDTH) for w in widths], out.width)
-        if shown < len(columns):
-            click.echo(f"note: {len(columns) - shown} more columns than fit "
-                       f"{out.width} characters: -o wide or -o json shows them", err=True)
-            columns, widths, cells = columns[:shown], widths[:shown], [r[:shown] for r in cells]
-        widths = fit(widths, [c.flex for c in columns],
-                     out.width - len(GUTTER) * (len(widths) - 1),
-                     keep=[c.keep for c in columns])
+        ways = [c.gives_way(answer.rows) for c in columns]
+        shown = _columns_shown(answer.view, columns, ways, widths, out.width)
+        if len(shown) < len(columns):
+            left = [columns[i].title for i in range(len(columns)) if i not in shown]
+            click.echo(f"note: {', '.join(left)} left out to fit {out.width} columns: "
+                       f"-o wide or -o json shows every column", err=True)
+            columns, ways = [columns[i] for i in shown], [ways[i] for i in shown]
+            widths, cells = [widths[i] for i in shown], [[r[i] for i in shown] for r in cells]
+        widths = fit(widths, ways,
+                     out.width - len(GUTTER) * (len(widths) - 1))
     lines = [[c.title for c in columns]] + cells
     return "".join(GUTTER.join(clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
                    + "\n" for line in lines)
 
 
-def fit(widths: list[int], flex: list[bool], room: int,
-        keep: list[bool] | None = None) -> list[int]:
-    """Shrink the widest prose columns first, then the widest of the rest (never a ``keep``
-    column), one character at a time, until the columns fit ``room`` (none below MIN_WIDTH)."""
+def fit(widths: list[int], gives_way: list[str], room: int) -> list[int]:
+    """Shrink the widest prose columns to READABLE_WIDTH, then the widest names, then both
+    to MIN_WIDTH, one character at a time, until the columns fit ``room``; ``whole``
+    columns keep their width."""
     widths = list(widths)
-    fixed = keep or [False] * len(widths)
-    for candidates in ([i for i, f in enumerate(flex) if f and not fixed[i]],
-                       [i for i in range(len(widths)) if not fixed[i]]):
+    for floor, classes in ((READABLE_WIDTH, ("prose",)), (READABLE_WIDTH, ("name",)),
+                           (MIN_WIDTH, ("prose", "name"))):
+        candidates = [i for i, g in enumerate(gives_way) if g in classes]
         while sum(widths) > room and candidates:
             widest = max(candidates, key=lambda i: widths[i])
-            if widths[widest] <= MIN_WIDTH:
+            if widths[widest] <= floor:
                 break
             widths[widest] -= 1
     return widths
 
 
-def _columns_that_fit(widths: list[int], room: int) -> int:
-    """How many leading columns fit ``room`` (at least one) once none can shrink further."""
-    used = 0
-    for count, width in enumerate(widths):
-        used += width + (len(GUTTER) if count else 0)
-        if used > room:
-            return max(count, 1)
-    return len(widths)
+def _columns_shown(view: View, columns: Sequence[Column], ways: list[str], widths: list[int],
+                   width: int) -> list[int]:
+    """The indexes of the columns a table ``width`` characters wide keeps: while they do not
+    fit with prose and names at READABLE_WIDTH and the rest whole, the view's ``narrow``
+    columns are left out first, then the last one."""
+    floors = [w if way == "whole" else min(w, READABLE_WIDTH) for way, w in zip(ways, widths)]
+    shown = list(range(len(columns)))
+    narrow = [i for key in view.narrow for i, c in enumerate(columns) if c.key == key]
+    while (len(shown) > 1 and
+           sum(floors[i] for i in shown) + len(GUTTER) * (len(shown) - 1) > width):
+        shown.remove(narrow.pop(0) if narrow else shown[-1])
+    return shown
 
 
 def clip(text: str, width: int) -> str:

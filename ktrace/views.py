@@ -16,59 +16,60 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("namespace", "its namespace (none for cluster-scoped kinds)"),
     C("name", "its name"),
     C("uid", "its uid", show="wide"),
-    C("problem", "terminating, pending, not_ready, not_created or rollout_stalled", flex=True),
+    C("problem", "terminating, pending, not_ready, not_created or rollout_stalled", fit="whole"),
     C("since", "when the problem began (RFC 3339)", show="wide"),
     C("stuck_for_s", "seconds stuck at the moment judged", kind="seconds", header="STUCK FOR"),
-    C("top_cause", "the best-ranked cause", header="CAUSE", flex=True),
+    C("top_cause", "the best-ranked cause", header="CAUSE", fit="whole"),
     C("causes", "every cause ranked: list of {cause, score, detail, evidence}",
-      show="wide", flex=True),
-    C("evidence_event_id", EVIDENCE, keep=True),
+      show="wide", fit="prose"),
+    C("evidence_event_id", EVIDENCE, fit="whole"),
     C("cluster", "the cluster it belongs to (each judged at the end of its own data)",
       show="wide"),
-), names=("name",))
+), names=("name",), narrow=("evidence_event_id", "stuck_for_s"))
 
 TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (
     C("namespace", "the pod's namespace (a workload's pods may span several)"),
     C("pod", "the pod's name"),
     C("uid", "the pod's uid (a reused name is two pods)", show="wide"),
     C("step_no", "the step's number in this pod's life", show="wide", header="#"),
-    C("step", "created, scheduled, running, ready, deletion_requested, …", flex=True),
+    C("step", "created, scheduled, running, ready, deletion_requested, …", fit="whole"),
     C("time", "when (RFC 3339)", kind="clock"),
     C("delta_s", "seconds since the previous step", kind="seconds", header="DELTA"),
     C("since_first_s", "seconds since the pod's first step", kind="seconds",
       header="SINCE FIRST", show="wide"),
-    C("component", "who made the change (kubelet, kube-scheduler, …)", flex=True),
-    C("evidence_event_id", EVIDENCE, keep=True),
-    C("detail", "what the record says", flex=True),
-), names=("pod",), kind="pod")
+    C("component", "who made the change (kubelet, kube-scheduler, …)"),
+    C("evidence_event_id", EVIDENCE, fit="whole"),
+    C("detail", "what the record says", fit="prose"),
+), names=("pod",), kind="pod", narrow=("detail", "evidence_event_id", "namespace"))
 
 GAPS = View("gaps", "a list of slow steps and stretches the recording did not see", (
-    C("category", "unseen, slow or unknown (a slow step overlapping an unseen stretch)"),
-    C("type", "what kind of gap", flex=True),
+    C("category", "unseen, slow or unknown (a slow step overlapping an unseen stretch)",
+      fit="whole"),
+    C("type", "what kind of gap", fit="whole"),
     C("namespace", "the object's namespace", show="wide"),
     C("name", "the object's name (none for a recording-wide gap)"),
     C("session", "recorder session", show="wide"),
-    C("topic", "topic the gap is in", flex=True),
+    C("topic", "topic the gap is in"),
     C("start_at", "start (RFC 3339)"),
     C("end_at", "end (RFC 3339)", show="wide"),
     C("seconds", "how long", kind="seconds", header="LASTED"),
     C("threshold_s", "the threshold a slow step passed", kind="seconds", show="wide",
       header="THRESHOLD"),
-    C("detail", "what happened", flex=True),
-    C("evidence_event_id", EVIDENCE, keep=True),
-), names=("name",), kind="pod")
+    C("detail", "what happened", fit="prose"),
+    C("evidence_event_id", EVIDENCE, fit="whole"),
+), names=("name",), kind="pod", narrow=("evidence_event_id", "topic"))
 
 RACES = View("races", "terminating pods behind a Service: did containers stop before the "
              "endpoint went off", (
     C("namespace", "the pod's namespace"),
     C("pod", "the pod's name"),
-    C("service", "the Service it was behind", flex=True),
-    C("verdict", "stopped_before_endpoint_off (the race), within_margin, ok, …", flex=True),
+    C("service", "the Service it was behind"),
+    C("verdict", "stopped_before_endpoint_off (the race), within_margin, ok, …", fit="whole"),
     C("exposed_s", "seconds the endpoint stayed routable after containers stopped",
       kind="seconds", header="EXPOSED"),
     C("deletion_requested_at", "deletion requested (RFC 3339)", show="wide"),
     C("endpoint_off_at", "endpoint went not-ready or removed (RFC 3339)", show="wide"),
-    C("off_state", "how the endpoint went off", show="wide", flex=True),
+    C("off_state", "how the endpoint went off", show="wide", fit="whole"),
     C("containers_stopped_at", "containers stopped (RFC 3339)", show="wide"),
     C("request_to_endpoint_off_s", "seconds from the request to the endpoint going off",
       kind="seconds", show="wide", header="TO OFF"),
@@ -92,14 +93,14 @@ RACE_SUMMARY = View("race_summary", "per namespace: the distribution and a sugge
 CAPACITY_DIPS = View("capacity_dips", "stretches a Service had fewer ready endpoints than its "
                      "Deployment wants", (
     C("namespace", "namespace"),
-    C("service", "the Service", flex=True),
+    C("service", "the Service"),
     C("deployment", "the Deployment behind it"),
     C("desired", "replicas wanted"),
     C("min_ready", "fewest ready endpoints in the stretch", header="MIN"),
     C("start_at", "start (RFC 3339)"),
     C("end_at", "end (RFC 3339)", show="wide"),
     C("duration_s", "how long", kind="seconds", header="LASTED"),
-    C("pods_off", "the pods whose endpoints were off", show="wide", flex=True),
+    C("pods_off", "the pods whose endpoints were off", show="wide", fit="prose"),
 ))
 
 STATE = View("state", "a list of every object as it was at the moment asked for", (
@@ -107,13 +108,14 @@ STATE = View("state", "a list of every object as it was at the moment asked for"
     C("namespace", "namespace"),
     C("name", "name"),
     C("uid", "uid", show="wide"),
-    C("last_event", "type of its last record by then (ADDED, MODIFIED, …)", header="EVENT"),
+    C("last_event", "type of its last record by then (ADDED, MODIFIED, …)", header="EVENT",
+      fit="whole"),
     C("resource_version", "its resourceVersion by then", show="wide"),
     C("last_seen_at", "its last record's receive time; the table shows its age at --at",
       kind="age", header="AGE"),
     C("deletion_at", "deletionTimestamp, if set", show="wide"),
-    C("finalizers", "finalizers, if any", show="wide", flex=True),
-    C("phase", "a pod's phase"),
+    C("finalizers", "finalizers, if any", show="wide", fit="prose"),
+    C("phase", "a pod's phase", fit="whole"),
 ), names=("name",))
 #: ``state --full``: the same, with each object's JSON (json/yaml/csv only)
 STATE_FULL = dataclasses.replace(STATE, columns=STATE.columns + (
@@ -121,7 +123,7 @@ STATE_FULL = dataclasses.replace(STATE, columns=STATE.columns + (
       show="data"),))
 
 TOPICS = View("topics", "a list with one row per topic", (
-    C("topic", "topic name (<prefix>.<resource>)"),
+    C("topic", "topic name (<prefix>.<resource>)", fit="whole"),
     C("partitions", "partitions"),
     C("records", "records held"),
     C("first_received_at", "the first record's receive time"),
@@ -150,12 +152,12 @@ EXPLAIN = View("explain", "a list with one story per object the target names (a 
 STORY_STEPS = View("story_steps", "the steps of an explained object (its table)", (
     C("step_no", "the step's number", show="data"),
     C("time", "when", kind="clock"),
-    C("derived", "true when the time comes from the object, not a record seen"),
-    C("step", "what happened"),
-    C("component", "who did it", flex=True),
-    C("detail", "what the record says", flex=True),
-    C("evidence_event_id", EVIDENCE, keep=True),
-))
+    C("derived", "true when the time comes from the object, not a record seen", fit="whole"),
+    C("step", "what happened", fit="whole"),
+    C("component", "who did it"),
+    C("detail", "what the record says", fit="prose"),
+    C("evidence_event_id", EVIDENCE, fit="whole"),
+), narrow=("derived", "evidence_event_id"))
 
 EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refused)", (
     C("id", "the evidence id (RESOURCE:SESSION:SEQ, the same in every database loaded from "
@@ -203,7 +205,7 @@ NAME = C("name", "name")
 GET_VIEWS = {
     "Pod": _get_view("Pod", (NS, NAME, C("ready", "ready containers / containers"),
                              C("status", "STATUS as kubectl prints it (Running, "
-                                         "CrashLoopBackOff, Init:0/1, Terminating, …)", flex=True),
+                                         "CrashLoopBackOff, Init:0/1, Terminating, …)", fit="whole"),
                              C("restarts", "restarts of its containers"),
                              C("ip", "pod IP", show="wide"),
                              C("node", "the node it runs on"))),
@@ -235,7 +237,7 @@ GET_VIEWS = {
         NS, C("last_seen", "the last time it was observed", kind="age", header="LAST SEEN"),
         C("type", "Normal or Warning"), C("reason", "reason"),
         C("object", "Kind/name of the object it is about"),
-        C("message", "what it says", flex=True)), age="data"),
+        C("message", "what it says", fit="prose")), age="data"),
 }
 GET_OTHER = _get_view("Object", (NS, NAME))
 
@@ -247,7 +249,7 @@ INFO_CLUSTERS = View("info_clusters", "each cluster's recorded window", (
     C("records", "records"), C("objects", "distinct objects"), C("sessions", "recorder sessions"),
 ))
 INFO_SESSIONS = View("info_sessions", "recorder sessions and kubectl imports", (
-    C("cluster", "cluster"), C("session", "session id (import:FILE for an import)", flex=True),
+    C("cluster", "cluster"), C("session", "session id (import:FILE for an import)"),
     C("first_received_at", "first record"), C("last_received_at", "last record"),
     C("records", "records"), C("ended", "whether it ended cleanly (SESSION_END)"),
 ))
@@ -260,7 +262,7 @@ INFO_UNSEEN = View("info_unseen", "stretches the recording did not see, by type"
     C("stretches", "how many"),
     C("total_s", "their total length", kind="seconds", header="TOTAL"),
     C("first_start_at", "the first one's start"), C("last_end_at", "the last one's end"),
-    C("topics", "topics they are in", flex=True),
+    C("topics", "topics they are in", fit="prose"),
 ))
 
 #: every fixed view by name: the sections of reports and the schemas docs/cli.md lists

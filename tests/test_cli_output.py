@@ -178,6 +178,23 @@ def test_durations_read_like_kubectl(seconds, text):
     assert duration(seconds) == text
 
 
-def test_fit_shrinks_prose_before_names():
-    assert fit([10, 30, 8], [False, True, False], 40) == [10, 22, 8]
-    assert fit([10, 30, 8], [False, True, False], 20) == [8, 4, 8]
+def test_fit_shrinks_prose_before_names_and_never_a_whole_column():
+    assert fit([10, 30, 8], ["name", "prose", "name"], 40) == [10, 22, 8]
+    assert fit([20, 30, 8], ["name", "prose", "name"], 30) == [12, 10, 8]
+    assert fit([20, 30, 8], ["name", "prose", "whole"], 20) == [6, 6, 8]
+    assert fit([20, 30, 12], ["whole", "prose", "whole"], 20) == [20, 4, 12]
+
+
+@pytest.mark.parametrize("command, codes", [
+    ("stuck", ("problem", "top_cause")), ("timeline", ("step", "time")),
+    ("gaps", ("category", "type"))])
+def test_an_80_column_table_leaves_codes_and_times_whole(command, codes, args, as_json):
+    """A cut code reads as nothing (``ter…``): the table leaves columns out instead, and says
+    which on stderr."""
+    result = invoke(*args(command), columns=80)
+    table = result.stdout
+    for row in as_json(command):
+        for key in codes:
+            value = row[key] if key != "time" else row[key][11:23] + "Z"  # the clock, as shown
+            assert re.search(rf"(^|  ){re.escape(value)}(  |$)", table, re.M), (key, value)
+    assert "left out to fit 80 columns" in result.stderr
