@@ -379,8 +379,8 @@ class Loader:
     def _unreadable(self, d: Delivery, damage: Unreadable) -> None:
         if damage.problem == "unreadable":  # not retention's removals
             self.stats.unreadable_bytes += damage.nbytes or 0
-        self.unreadable_rows.append((self.load_id, d.topic, d.partition, d.offset,
-                                     damage.end_offset, damage.nbytes, damage.cause))
+        self.unreadable_rows.append((self.load_id, self.source_id, d.topic, d.partition,
+                                     d.offset, damage.end_offset, damage.nbytes, damage.cause))
 
     def _duplicate(self, d: Delivery, detail: str) -> None:
         self.stats.duplicates += 1
@@ -425,7 +425,7 @@ class Loader:
             self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
                                  taken.duplicate_seqs)
         if taken.unreadable_rows:
-            self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                  taken.unreadable_rows)
         s = taken.stats
         self.con.execute(

@@ -214,3 +214,19 @@ def test_the_summary_says_what_was_unreadable_and_strict_fails(copy, tmp_path, s
     assert lines[1].startswith("damage: 1 byte range could not be read")
     assert lines[-1:] == (["Error: 1 unreadable byte range in the source (--strict)"]
                           if strict else lines[-1:])
+
+
+def test_damage_is_placed_among_its_own_recordings_records(copy, tmp_path):
+    """Recordings loaded into one database share topic names and positions: a damaged range
+    of one is placed between that recording's records, never another's."""
+    block = copy.blocks[1][0]
+    _flip(copy.segments[1], (block.position + block.end) // 2, 8)
+    damaged = "SELECT session, start_at, end_at, detail FROM gaps WHERE type = 'damaged'"
+    alone = _load(copy, tmp_path)
+    expected = rows(alone, damaged)
+    alone.close()
+    both = db.open_db(str(tmp_path / "both.duckdb"))
+    replay(LocalLogSource(recording("pending")), both, source_name="other", prefix="ktrace")
+    replay(LocalLogSource(str(copy.root)), both, source_name="copy", prefix="ktrace")
+    assert len(expected) == 1 and rows(both, damaged) == expected
+    both.close()

@@ -43,10 +43,11 @@ CREATE TABLE IF NOT EXISTS materialized (name VARCHAR PRIMARY KEY, refresh_order
 -- transaction and cleared by the refresh, so an interrupted load's are recomputed by the next.
 CREATE TABLE IF NOT EXISTS projection_scope (uid VARCHAR PRIMARY KEY);
 
--- Byte ranges of the source that could not be read — corrupt blocks, torn tails, missing,
+-- Byte ranges of a source that could not be read — corrupt blocks, torn tails, missing,
 -- empty or unreadable segments, undecodable Kafka records: [from_offset, to_offset) of the
 -- topic's positions, bytes NULL where unknown (a missing segment). The damaged stretches
--- of unseen_stretches (50_gaps.sql) are derived from them.
+-- of unseen_stretches (50_gaps.sql) are derived from them, placed among the records of the
+-- same source (recordings loaded together share topic names and positions).
 CREATE TABLE IF NOT EXISTS unreadable_ranges (
-    load_id INTEGER, topic VARCHAR, "partition" INTEGER, from_offset BIGINT, to_offset BIGINT,
+    load_id INTEGER, source_id INTEGER, topic VARCHAR, "partition" INTEGER, from_offset BIGINT, to_offset BIGINT,
     bytes BIGINT, cause VARCHAR);

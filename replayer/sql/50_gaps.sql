@@ -172,9 +172,11 @@ WITH sequenced AS (
                       WHERE key = 'load_filter' AND value NOT LIKE 'namespace=* %')),
 damaged AS (
     SELECT u.*,
-           (SELECT arg_max(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
+           (SELECT arg_max(r.event_id, r."offset") FROM raw_events r
+            WHERE r.source_id = u.source_id AND r.topic = u.topic
               AND r."partition" = u."partition" AND r."offset" < u.from_offset) AS before_id,
-           (SELECT arg_min(r.event_id, r."offset") FROM raw_events r WHERE r.topic = u.topic
+           (SELECT arg_min(r.event_id, r."offset") FROM raw_events r
+            WHERE r.source_id = u.source_id AND r.topic = u.topic
               AND r."partition" = u."partition" AND r."offset" >= u.to_offset) AS after_id
     FROM unreadable_ranges u)
 SELECT CASE m.cause WHEN 'dead_lettered' THEN 'dead_lettered' ELSE 'gap_marker' END AS type,
