@@ -7,10 +7,11 @@ came — byte ranges that could not be read (also kept in ``unreadable_ranges``,
 the ``damaged`` unseen stretches), decode errors, malformed JSON, duplicates, out-of-order versions — is counted and
 written to ``load_problems``, never fatal and never a wrong row.
 
-Reading and writing overlap: a reader thread decodes deliveries and takes them into batches
-(Python, holding the GIL) while the calling thread writes the previous batch (DuckDB, which
-releases it), so a load uses two cores. Batches are written one at a time, in the order
-they were taken.
+Reading, parsing and writing overlap: a reader thread decodes deliveries and takes them into
+batches (Python, holding the GIL), a parser thread parses the next batch's objects on its
+own cursor into a table of an in-memory database (DuckDB, which releases the GIL) while the
+calling thread inserts the batch before it, so a load keeps two cores busy. Batches are
+written one at a time, in the order they were taken.
 """
 
 from __future__ import annotations
@@ -128,8 +129,10 @@ def store_mode(store_objects: bool) -> str:
     return "all" if store_objects else "none"
 
 
-#: Batches the reader may take ahead of the one being written (bounds the memory held).
+#: Batches the reader may take ahead of the one being parsed, and parsed ahead of the one
+#: being written (bounds the memory held).
 READ_AHEAD = 2
+PARSE_AHEAD = 1
 _END = object()
 
 
@@ -145,6 +148,7 @@ class TakenBatch:
     positions: dict[PartitionKey, int]
     stats: LoadStats  # the load's, as of this batch
     full: bool
+    parsed: str | None = None  # the table its objects are parsed into (by the parser)
 
 
 class Loader:
@@ -180,15 +184,22 @@ class Loader:
     def load(self, deliveries: Iterable[Delivery], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""
-        ready: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+        taken_q: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+        parsed_q: queue.Queue = queue.Queue(maxsize=PARSE_AHEAD)
         stop = threading.Event()
-        #: The reader's own connection (a DuckDB connection is used by one thread at a time).
-        self.lookup = self.con.cursor()
-        reader = threading.Thread(target=self._read, args=(deliveries, ready, stop),
-                                  name="ktrace-load-reader", daemon=True)
-        reader.start()
+        typed.attach_stage(self.con)
+        self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
+        #: The reader's and the parser's own connections (one thread at a time uses one).
+        self.lookup, parser_con = self.con.cursor(), self.con.cursor()
+        threads = [
+            threading.Thread(target=self._read, args=(deliveries, taken_q, stop),
+                             name="ktrace-load-reader", daemon=True),
+            threading.Thread(target=self._parse, args=(parser_con, taken_q, parsed_q, stop),
+                             name="ktrace-load-parser", daemon=True)]
+        for thread in threads:
+            thread.start()
         try:
-            while (taken := ready.get()) is not _END:
+            while (taken := parsed_q.get()) is not _END:
                 if isinstance(taken, BaseException):
                     raise taken
                 self._write(taken)
@@ -196,12 +207,15 @@ class Loader:
                     on_batch(taken.stats)
         finally:
             stop.set()
-            while reader.is_alive():  # a reader blocked on a full queue sees stop
-                try:
-                    ready.get(timeout=0.05)
-                except queue.Empty:
-                    pass
+            leftovers = []
+            for thread in threads:  # one blocked on a full queue sees stop
+                while thread.is_alive():
+                    leftovers += _drain(taken_q, parsed_q)
+            for leftover in leftovers + _drain(taken_q, parsed_q):
+                if isinstance(leftover, TakenBatch) and leftover.parsed:
+                    self.con.execute(f"DROP TABLE IF EXISTS {leftover.parsed}")
             self.lookup.close()
+            parser_con.close()
         if self.malformed:
             self.stats.problems["malformed_json"] = self.malformed
         self.project()
@@ -228,29 +242,44 @@ class Loader:
 
     # --- the reader thread -------------------------------------------------------------------
 
-    def _read(self, deliveries: Iterable[Delivery], ready: queue.Queue,
+    def _read(self, deliveries: Iterable[Delivery], taken_q: queue.Queue,
               stop: threading.Event) -> None:
-        def hand_over(item: object) -> bool:
-            while not stop.is_set():
-                try:
-                    ready.put(item, timeout=0.1)
-                    return True
-                except queue.Full:
-                    pass
-            return False
-
         try:
             for delivery in deliveries:
                 if stop.is_set():
                     return
                 self._take(delivery)
-                if len(self.batch) >= self.batch_size and not hand_over(self._detach(True)):
+                if len(self.batch) >= self.batch_size and not _hand_over(
+                        taken_q, self._detach(True), stop):
                     return
-            if self._dirty and not hand_over(self._detach(False)):
+            if self._dirty and not _hand_over(taken_q, self._detach(False), stop):
                 return
-            hand_over(_END)
+            _hand_over(taken_q, _END, stop)
         except BaseException as exc:  # the writer raises it, after the batches before it
-            hand_over(exc)
+            _hand_over(taken_q, exc, stop)
+
+    # --- the parser thread -------------------------------------------------------------------
+
+    def _parse(self, con: duckdb.DuckDBPyConnection, taken_q: queue.Queue,
+               parsed_q: queue.Queue, stop: threading.Event) -> None:
+        """Parse each taken batch's objects into a table of its own, in order; the reader's
+        end or error is passed on as it came."""
+        parsed = 0
+        while not stop.is_set():
+            try:
+                taken = taken_q.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if isinstance(taken, TakenBatch) and taken.envelope is not None:
+                parsed += 1
+                try:
+                    table = f"{typed.STAGE}.parsed_{parsed}"
+                    typed.parse_batch(con, taken.envelope, table)
+                    taken.parsed = table
+                except BaseException as exc:
+                    taken = exc
+            if not _hand_over(parsed_q, taken, stop) or not isinstance(taken, TakenBatch):
+                return
 
     def _detach(self, full: bool) -> TakenBatch:
         """The open batch as the writer takes it; a new one is opened."""
@@ -268,14 +297,13 @@ class Loader:
     # --- the writer (the calling thread) -------------------------------------------------------
 
     def _write(self, taken: TakenBatch) -> None:
-        """Write one batch, its problems and positions in one transaction (the objects are
-        parsed into a temporary table before it: a failed parse must not end it)."""
+        """Write one parsed batch, its problems and positions in one transaction."""
         try:
-            if taken.envelope is not None:
-                typed.parse_batch(self.con, taken.envelope)
+            if taken.parsed is not None:
+                typed.use_batch(self.con, taken.envelope, taken.parsed)
             self.con.begin()
             try:
-                if taken.envelope is not None:
+                if taken.parsed is not None:
                     self._insert_batch(taken)
                 self._write_positions_and_problems(taken)
                 self.con.commit()
@@ -283,8 +311,8 @@ class Loader:
                 self.con.rollback()
                 raise
         finally:
-            if taken.envelope is not None:
-                typed.release_batch(self.con)
+            if taken.parsed is not None:
+                typed.release_batch(self.con, taken.parsed)
             self.in_flight.popleft()  # committed (its keys are in raw_events) or abandoned
 
     # --- one delivery ---------------------------------------------------------------------
@@ -398,7 +426,6 @@ class Loader:
     # --- writing ----------------------------------------------------------------------------
 
     def _insert_batch(self, taken: TakenBatch) -> None:
-        self.con.execute("SET VARIABLE ktrace_store_objects = ?", [self.store_objects])
         typed.insert_batch(self.con)
         projections.mark_touched(self.con)
         self._report_bad_json(taken)
@@ -442,6 +469,29 @@ class Loader:
         self.duplicate_seqs: list[tuple[str, str, int]] = []
         self.unreadable_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
+
+
+def _hand_over(q: queue.Queue, item: object, stop: threading.Event) -> bool:
+    """Put ``item`` on ``q`` once it has room; False when the load stopped first."""
+    while not stop.is_set():
+        try:
+            q.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            pass
+    return False
+
+
+def _drain(*queues: queue.Queue) -> list[object]:
+    """What ``queues`` hold, taken off them (a thread blocked on one then sees stop)."""
+    items = []
+    for q in queues:
+        try:
+            while True:
+                items.append(q.get(timeout=0.02))
+        except queue.Empty:
+            pass
+    return items
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:

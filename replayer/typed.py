@@ -20,6 +20,10 @@ from replayer.envelope import EnvelopeBatch
 PARSE = "_parsed"
 #: raw_events first: the other tables' rows point at its event_ids.
 FIRST = "raw_events"
+#: The in-memory database parsed batches are kept in (every cursor of a connection sees it).
+STAGE = "ktrace_stage"
+#: Where the tables are created from: the parse of an empty batch.
+EMPTY_PARSED = f"{STAGE}.empty"
 
 
 @dataclass(frozen=True)
@@ -43,24 +47,48 @@ def models() -> tuple[Model, ...]:
     return tuple(Model(n, read_sql(n).strip().rstrip(";")) for n in names)
 
 
-def parse_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table) -> None:
-    """Register ``batch`` (``EnvelopeBatch.table()``) and parse its objects: the inputs
-    every model reads."""
+def parse_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table, table: str) -> None:
+    """Parse the objects of ``batch`` (``EnvelopeBatch.table()``) into ``table``, made
+    again: what every model reads as ``parsed``. ``con`` may be another cursor of the
+    database than the one the models run on (the loader parses the next batch while the
+    last one is inserted)."""
     con.register("batch", batch)
     con.execute("SET VARIABLE ktrace_unparsable = []::BIGINT[]")
+    parse = f"CREATE OR REPLACE TABLE {table} AS {read_sql(PARSE)}"
     try:
-        con.execute(read_sql(PARSE))
+        con.execute(parse)
     except (duckdb.InvalidInputException, duckdb.ConversionException):
         con.execute("SET VARIABLE ktrace_unparsable = (SELECT coalesce(list(event_id), []) "
                     "FROM batch WHERE object IS NOT NULL "
                     "AND NOT coalesce(json_valid(try(decode(object))), false))")
-        con.execute(read_sql(PARSE))
+        con.execute(parse)
+    con.unregister("batch")
+
+
+def attach_stage(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {STAGE}")
+
+
+def use_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table, parsed: str) -> None:
+    """Register ``batch`` and its objects parsed into ``parsed`` (``parse_batch``) as
+    the two relations the models read."""
+    con.register("batch", batch)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW parsed AS FROM {parsed}")
+
+
+def release_batch(con: duckdb.DuckDBPyConnection, parsed: str) -> None:
+    con.execute("DROP VIEW IF EXISTS temp.parsed")
+    con.execute(f"DROP TABLE IF EXISTS {parsed}")
+    con.unregister("batch")
 
 
 def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Create every typed table that does not exist yet, with the columns of its model;
     the tables whose existing columns are not their model's (an older ktrace made them)."""
-    parse_batch(con, EnvelopeBatch().table())
+    empty = EnvelopeBatch().table()
+    attach_stage(con)
+    parse_batch(con, empty, EMPTY_PARSED)
+    use_batch(con, empty, EMPTY_PARSED)
     stale = []
     try:
         for model in models():
@@ -69,7 +97,7 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
             if _columns(con, f"({model.select})") != _columns(con, model.table):
                 stale.append(model.table)
     finally:
-        release_batch(con)
+        release_batch(con, EMPTY_PARSED)
     return stale
 
 
@@ -82,7 +110,3 @@ def insert_batch(con: duckdb.DuckDBPyConnection) -> None:
     for model in models():
         con.execute(f"INSERT INTO {model.table} BY NAME {model.select}")
 
-
-def release_batch(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("DROP TABLE IF EXISTS temp.parsed")
-    con.unregister("batch")
