@@ -52,8 +52,8 @@ def mark_touched(con: duckdb.DuckDBPyConnection) -> None:
     """Add the objects of the registered load batch and the pods it touched to the scope,
     in its transaction."""
     con.execute("INSERT OR IGNORE INTO projection_scope "
-                "SELECT DISTINCT uid FROM batch WHERE uid IS NOT NULL")
-    con.execute("INSERT OR IGNORE INTO projection_scope " + typed.read_sql(TOUCHED))
+                "SELECT DISTINCT uid FROM batch WHERE uid IS NOT NULL;\n"
+                "INSERT OR IGNORE INTO projection_scope " + typed.read_sql(TOUCHED))
 
 
 def rescope_all(con: duckdb.DuckDBPyConnection) -> None:

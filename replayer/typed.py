@@ -77,8 +77,7 @@ def use_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table, parsed: str) -> N
 
 
 def release_batch(con: duckdb.DuckDBPyConnection, parsed: str) -> None:
-    con.execute("DROP VIEW IF EXISTS temp.parsed")
-    con.execute(f"DROP TABLE IF EXISTS {parsed}")
+    con.execute(f"DROP VIEW IF EXISTS temp.parsed; DROP TABLE IF EXISTS {parsed}")
     con.unregister("batch")
 
 
@@ -107,6 +106,12 @@ def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[tuple[str, s
 
 def insert_batch(con: duckdb.DuckDBPyConnection) -> None:
     """Derive and insert every typed table's rows of the parsed batch."""
-    for model in models():
-        con.execute(f"INSERT INTO {model.table} BY NAME {model.select}")
+    con.execute(insert_script())
+
+
+@functools.cache
+def insert_script() -> str:
+    """Every model's INSERT as one script: one call into DuckDB, not one per table (each
+    return to Python waits for the GIL, which the loader's reader thread holds)."""
+    return "\n;\n".join(f"INSERT INTO {m.table} BY NAME {m.select}" for m in models())
 

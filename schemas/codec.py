@@ -38,7 +38,11 @@ def encode(record: Record) -> bytes:
 
 def decode(body: bytes, fingerprint: bytes) -> Record:
     """Decode a body written with the schema named by ``fingerprint`` into the current shape."""
-    return decode_with(body, _writer(fingerprint))
+    writer = _writer(fingerprint)
+    fast = _envelope_at(body, 0, writer)
+    if fast is not None and fast[1] == len(body):
+        return fast[0]
+    return decode_with(body, writer)
 
 
 def decode_with(body: bytes, writer_schema: Any) -> Record:
@@ -50,9 +54,24 @@ def decode_with(body: bytes, writer_schema: Any) -> Record:
     return record
 
 
-def read_one(stream: BinaryIO, fingerprint: bytes) -> Record:
-    """Read the next record of ``stream`` (bodies may follow one another, as in a block)."""
-    return _read(stream, _writer(fingerprint))
+def read_at(data: bytes, pos: int, fingerprint: bytes) -> tuple[Record, int]:
+    """The record whose body starts at ``pos`` of ``data`` (bodies follow one another, as in
+    a block), and where the next one starts."""
+    writer = _writer(fingerprint)
+    fast = _envelope_at(data, pos, writer)
+    if fast is not None:
+        return fast
+    stream = io.BytesIO(data)
+    stream.seek(pos)
+    return _read(stream, writer), stream.tell()
+
+
+def _envelope_at(data: bytes, pos: int, writer_schema: Any) -> tuple[Record, int] | None:
+    """An envelope-only record of the current schema decoded by hand (schemas/envelope.py),
+    else None."""
+    if writer_schema is not repository.current().schema:
+        return None
+    return envelope.decode_at(data, pos)
 
 
 def _writer(fingerprint: bytes) -> Any:

@@ -113,3 +113,108 @@ def encode(record: Record) -> bytes:
         b"\x01" if record["truncated"] else b"\x00",
         _TRAILER,
     ))
+
+
+# --- decoding: the replayer's side of the same bytes ----------------------------------------
+
+class _NotEnvelope(Exception):
+    """Not an envelope-only body as written above: fastavro reads it (or says why not)."""
+
+
+def decode_at(data: bytes, pos: int) -> tuple[Record, int] | None:
+    """The envelope-only record whose body starts at ``pos`` of ``data``, and where it ends;
+    None for anything else (typed parts, a marker, bytes that do not decode), which the
+    caller gives to fastavro: its dict exactly, at ~half of fastavro's time per record."""
+    try:
+        return _decode(data, pos)
+    except (_NotEnvelope, IndexError, UnicodeDecodeError):
+        return None
+
+
+def _decode(data: bytes, pos: int) -> tuple[Record, int]:
+    cluster, pos = _read_string(data, pos)
+    session, pos = _read_string(data, pos)
+    seq, pos = _read_long(data, pos)
+    type_index, pos = _read_long(data, pos)
+    inferred, pos = _read_boolean(data, pos)
+    api_version, pos = _read_string(data, pos)
+    kind, pos = _read_string(data, pos)
+    resource, pos = _read_string(data, pos)
+    namespace, pos = _read_optional(data, pos)
+    name, pos = _read_optional(data, pos)
+    uid, pos = _read_optional(data, pos)
+    resource_version, pos = _read_optional(data, pos)
+    branch = data[pos]
+    rv_number, pos = (None, pos + 1) if branch == 0 else _read_long(data, _present(branch, pos))
+    time_source, pos = _read_string(data, pos)
+    received_at, pos = _read_long(data, pos)
+    component, pos = _read_optional(data, pos)
+    attribution, pos = _read_optional(data, pos)
+    branch = data[pos]
+    body, pos = (None, pos + 1) if branch == 0 else _read_bytes(data, _present(branch, pos))
+    object_size, pos = _read_long(data, pos)
+    truncated, pos = _read_boolean(data, pos)
+    if data[pos:pos + 3] != _TRAILER or not 0 <= type_index < len(_SYMBOLS):
+        raise _NotEnvelope
+    return {"cluster": cluster.decode(), "session": session.decode(), "seq": seq,
+            "type": _SYMBOLS[type_index], "inferred": inferred,
+            "apiVersion": api_version.decode(), "kind": kind.decode(),
+            "resource": resource.decode(), "namespace": namespace, "name": name, "uid": uid,
+            "resourceVersion": resource_version, "resourceVersionNumber": rv_number,
+            "timeSource": time_source.decode(), "receivedAt": received_at,
+            "component": component, "attribution": attribution, "object": body,
+            "objectSize": object_size, "truncated": truncated,
+            "meta": None, "facts": None, "marker": None}, pos + 3
+
+
+def _read_long(data: bytes, pos: int) -> tuple[int, int]:
+    byte = data[pos]
+    pos += 1
+    n, shift = byte & 0x7F, 7
+    while byte & 0x80:
+        byte = data[pos]
+        pos += 1
+        n |= (byte & 0x7F) << shift
+        shift += 7
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def _read_bytes(data: bytes, pos: int) -> tuple[bytes, int]:
+    size = data[pos]
+    if size < 0x80:  # a short length (even: not negative): most strings
+        if size & 1:
+            raise _NotEnvelope
+        size, pos = size >> 1, pos + 1
+    else:
+        size, pos = _read_long(data, pos)
+        if size < 0:
+            raise _NotEnvelope
+    end = pos + size
+    if end > len(data):
+        raise _NotEnvelope
+    return data[pos:end], end
+
+
+_read_string = _read_bytes  # decoded by the caller, once the record is whole
+
+
+def _read_optional(data: bytes, pos: int) -> tuple[str | None, int]:
+    branch = data[pos]
+    if branch == 0:
+        return None, pos + 1
+    raw, pos = _read_bytes(data, _present(branch, pos))
+    return raw.decode(), pos
+
+
+def _present(branch: int, pos: int) -> int:
+    """Past a union's index that names its second branch (the value)."""
+    if branch != 2:
+        raise _NotEnvelope
+    return pos + 1
+
+
+def _read_boolean(data: bytes, pos: int) -> tuple[bool, int]:
+    byte = data[pos]
+    if byte > 1:
+        raise _NotEnvelope
+    return byte == 1, pos + 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import io
 import os
 import tempfile
 from collections.abc import Iterator
@@ -86,8 +85,11 @@ def _records_by_block(data: bytes) -> list[tuple[locallog.Block, list[dict]]]:
     source_blocks = [b for b in locallog.scan_blocks(data, header) if isinstance(b, locallog.Block)]
     decoded = []
     for block in source_blocks:
-        stream = io.BytesIO(block.data)
-        decoded.append((block, [codec.read_one(stream, header.fingerprint) for _ in range(block.count)]))
+        records, pos = [], 0
+        for _ in range(block.count):
+            record, pos = codec.read_at(block.data, pos, header.fingerprint)
+            records.append(record)
+        decoded.append((block, records))
     return decoded
 
 

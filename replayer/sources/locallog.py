@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import logging
 import mmap
 import os
@@ -45,10 +44,10 @@ class LocalLogSource:
             return None
         if index >= block.count:
             return None
-        stream = io.BytesIO(block.data)
+        pos = 0
         for _ in range(index):
-            codec.read_one(stream, header.fingerprint)
-        return codec.read_one(stream, header.fingerprint)
+            pos = codec.read_at(block.data, pos, header.fingerprint)[1]
+        return codec.read_at(block.data, pos, header.fingerprint)[0]
 
     def topics(self, prefix: str | None = None) -> list[str]:
         names = sorted(d for d in os.listdir(self._directory)
@@ -208,12 +207,12 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.Segme
                               locallog.make_position(index, item.end, 0),
                               item.end - item.position, item.reason)
             continue
-        stream = io.BytesIO(item.data)
+        pos = 0
         first = skip_through + 1 if item.position == start else 0
         for i in range(item.count):
             offset = locallog.make_position(index, item.position, i)
             try:
-                record = codec.read_one(stream, header.fingerprint)
+                record, pos = codec.read_at(item.data, pos, header.fingerprint)
             except DecodeError as exc:  # the rest of this block cannot be framed
                 yield Delivery(topic, 0, offset, None, Unreadable(
                     f"records {i}..{item.count - 1} of the block do not decode: {exc}",

@@ -1,0 +1,92 @@
+"""The hand-written envelope decoder (schemas/envelope.py ``decode_at``) against fastavro:
+the same dict for every record it decodes, and fastavro's own answer (a record or an error)
+for everything it declines — typed parts, markers, damaged bytes."""
+
+from __future__ import annotations
+
+import glob
+import io
+
+from fastavro import schemaless_reader
+from hypothesis import given, settings, strategies as st
+
+from schemas import codec, envelope, locallog, repository
+from tests.replayer_data import DATA
+
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True)
+
+
+def _fastavro(data: bytes, pos: int) -> tuple[dict, int]:
+    stream = io.BytesIO(data)
+    stream.seek(pos)
+    record = schemaless_reader(stream, repository.current().schema, None, return_record_name=True,
+                               return_record_name_override=True)
+    return record, stream.tell()
+
+
+def _recorded_records() -> list[dict]:
+    """Every record of the recordings under tests/data/replayer, as fastavro reads it."""
+    records = []
+    for path in sorted(glob.glob(str(DATA / "*" / "recording" / "*" / "*.avro"))):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        header = locallog.read_header(data)
+        assert header.fingerprint == repository.current().fingerprint
+        for block in locallog.scan_blocks(data, header):
+            pos = 0
+            for _ in range(block.count):
+                record, pos = _fastavro(block.data, pos)
+                records.append(record)
+    return records
+
+
+RECORDED = _recorded_records()
+#: What the recorder writes by default: the envelope, no typed parts (markers stay whole).
+ENVELOPES = [r if r["marker"] else {**r, "meta": None, "facts": None} for r in RECORDED]
+BLOCK = b"".join(codec.encode(r) for r in ENVELOPES)
+
+
+def test_every_recorded_record_decodes_as_fastavro_decodes_it():
+    by_hand = declined = pos = 0
+    for recorded in RECORDED:  # the recordings' own (typed) records are declined
+        body = codec.encode(recorded)
+        assert envelope.decode_at(body, 0) is None
+        assert codec.decode(body, repository.current().fingerprint) == recorded
+    while pos < len(BLOCK):  # bodies one after another, as in a block
+        expected, end = _fastavro(BLOCK, pos)
+        fast = envelope.decode_at(BLOCK, pos)
+        if fast is None:
+            declined += 1
+            assert expected["marker"]
+        else:
+            by_hand += 1
+            assert fast == (expected, end)
+            assert list(fast[0]) == list(expected)  # the same key order too
+        assert codec.read_at(BLOCK, pos, repository.current().fingerprint) == (expected, end)
+        pos = end
+    assert by_hand == len(ENVELOPES) - declined and declined > 0 and by_hand > 1000
+
+
+def test_edge_values_decode_as_fastavro_decodes_them():
+    base = next(r for r in ENVELOPES if not r["marker"])
+    for record in [base, {**base, "seq": 2**40, "receivedAt": -5, "namespace": None,
+                          "name": "ü" * 70, "truncated": True, "inferred": True,
+                          "type": "INFERRED_DELETED", "resourceVersionNumber": None,
+                          "component": None, "timeSource": "derived", "object": None},
+                   {**base, "object": b"x" * 300, "objectSize": 300}]:
+        body = envelope.encode(record)
+        assert envelope.decode_at(body, 0) == (record, len(body))
+        assert codec.decode(body, repository.current().fingerprint) == record
+
+
+@FUZZ
+@given(st.data())
+def test_damaged_bodies_decode_as_fastavro_decodes_them_or_are_declined(draw):
+    record = ENVELOPES[draw.draw(st.integers(0, len(ENVELOPES) - 1))]
+    body = bytearray(codec.encode(record))
+    for _ in range(draw.draw(st.integers(1, 3))):
+        body[draw.draw(st.integers(0, len(body) - 1))] = draw.draw(st.integers(0, 255))
+    body = bytes(body[:draw.draw(st.integers(1, len(body)))])
+    fast = envelope.decode_at(body, 0)
+    if fast is not None:
+        assert fast == _fastavro(body, 0)
