@@ -39,11 +39,13 @@ class EnvelopeBatch:
     def __init__(self, source_id: int = 0) -> None:
         self.source_id = source_id
         self.rows: list[tuple[Any, ...]] = []
+        self.kinds: set[str] = set()  # of its records (the typed models of others are skipped)
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def add(self, event_id: int, topic: str, partition: int, offset: int, r: Record) -> None:
+        self.kinds.add(r["kind"])
         self.rows.append((
             event_id, self.source_id, topic, partition, offset, r["cluster"], r["session"], r["seq"],
             r["type"], r.get("inferred", False), r["apiVersion"], r["kind"], r["resource"],

@@ -148,6 +148,7 @@ class TakenBatch:
     positions: dict[PartitionKey, int]
     stats: LoadStats  # the load's, as of this batch
     full: bool
+    kinds: frozenset[str]  # of its records
     parsed: str | None = None  # the table its objects are parsed into (by the parser)
 
 
@@ -289,7 +290,7 @@ class Loader:
                                       f"{kind}: {count} records loaded without typed facts"))
         taken = TakenBatch(self.batch.table() if len(self.batch) else None, self.problem_rows,
                            self.duplicate_seqs, self.unreadable_rows, dict(self.positions),
-                           self.stats.copy(), full)
+                           self.stats.copy(), full, frozenset(self.batch.kinds))
         self.in_flight.append(self.batch_keys)
         self._reset_batch()
         return taken
@@ -426,7 +427,7 @@ class Loader:
     # --- writing ----------------------------------------------------------------------------
 
     def _insert_batch(self, taken: TakenBatch) -> None:
-        typed.insert_batch(self.con)
+        typed.insert_batch(self.con, taken.kinds)
         projections.mark_touched(self.con)
         self._report_bad_json(taken)
 
