@@ -8,7 +8,9 @@ kubectl imports; the recorder's optional typed facts are never read.
 
 from __future__ import annotations
 
-from typing import Any
+import array
+import itertools
+from typing import Any, Sequence
 
 import pyarrow as pa
 
@@ -16,6 +18,7 @@ from schemas.codec import Record
 
 TS = pa.timestamp("us")
 STR, I32, I64, BOOL = pa.string(), pa.int32(), pa.int64(), pa.bool_()
+MAX_BINARY = 2**31 - 1  # bytes in one pa.binary() array
 
 MARKER = pa.struct([
     ("cause", STR), ("detail", STR), ("from_rv", STR), ("to_rv", STR), ("from_time", TS),
@@ -57,8 +60,23 @@ class EnvelopeBatch:
     def table(self) -> pa.Table:
         columns = zip(*self.rows) if self.rows else [[] for _ in SCHEMA]
         return pa.Table.from_arrays(
-            [pa.array(col, type=field.type) for col, field in zip(columns, SCHEMA)],
-            schema=SCHEMA)
+            [_binary(col) if field.name == "object" else pa.array(col, type=field.type)
+             for col, field in zip(columns, SCHEMA)], schema=SCHEMA)
+
+
+def _binary(values: Sequence[bytes | None]) -> pa.Array:
+    """The objects as one Arrow binary array, their bytes copied by one join (half the time
+    of ``pa.array`` on objects of kilobytes)."""
+    offsets = array.array("q", itertools.accumulate((len(v) if v is not None else 0
+                                                      for v in values), initial=0))
+    if offsets[-1] > MAX_BINARY:  # more than 32-bit offsets reach: as pa.array does it
+        return pa.array(values, type=pa.binary())
+    nulls = values.count(None)
+    validity = pa.array([v is not None for v in values], type=pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(
+        pa.binary(), len(values),
+        [validity if nulls else None, pa.py_buffer(array.array("i", offsets)),
+         pa.py_buffer(b"".join(v for v in values if v is not None))], null_count=nulls)
 
 
 def _marker(m: dict[str, Any] | None) -> dict[str, Any] | None:
