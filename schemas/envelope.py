@@ -10,7 +10,7 @@ the two equal); the field order is checked against the schema when this module l
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from schemas import repository
 
@@ -144,14 +144,12 @@ def _decode(data: bytes, pos: int) -> tuple[Record, int]:
     name, pos = _read_optional(data, pos)
     uid, pos = _read_optional(data, pos)
     resource_version, pos = _read_optional(data, pos)
-    branch = data[pos]
-    rv_number, pos = (None, pos + 1) if branch == 0 else _read_long(data, _present(branch, pos))
+    rv_number, pos = _read_union(data, pos, _read_long)
     time_source, pos = _read_string(data, pos)
     received_at, pos = _read_long(data, pos)
     component, pos = _read_optional(data, pos)
     attribution, pos = _read_optional(data, pos)
-    branch = data[pos]
-    body, pos = (None, pos + 1) if branch == 0 else _read_bytes(data, _present(branch, pos))
+    body, pos = _read_union(data, pos, _read_bytes)
     object_size, pos = _read_long(data, pos)
     truncated, pos = _read_boolean(data, pos)
     if data[pos:pos + 3] != _TRAILER or not 0 <= type_index < len(_SYMBOLS):
@@ -204,6 +202,15 @@ def _read_optional(data: bytes, pos: int) -> tuple[str | None, int]:
         return None, pos + 1
     raw, pos = _read_bytes(data, _present(branch, pos))
     return raw.decode(), pos
+
+
+def _read_union(data: bytes, pos: int, read: Callable[[bytes, int], tuple[Any, int]]
+                ) -> tuple[Any, int]:
+    """A ``["null", T]`` union: None, or the T that ``read`` reads."""
+    branch = data[pos]
+    if branch == 0:
+        return None, pos + 1
+    return read(data, _present(branch, pos))
 
 
 def _present(branch: int, pos: int) -> int:
