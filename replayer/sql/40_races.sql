@@ -5,26 +5,31 @@
 -- flagged too. Documented in docs/projections.md.
 
 CREATE OR REPLACE MACRO races_with(margin_s) AS TABLE
-WITH marked AS (
-    SELECT m.*, r.rv, max(m.since_at) FILTER (WHERE m.state = 'ready')
-                          OVER (PARTITION BY m.pod_uid) AS last_ready_at
-    FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id),
+-- (the last time each pod turned ready, grouped once: a window over every membership row
+-- cost a quarter of races at 1M events)
+WITH last_ready AS (
+    SELECT pod_uid, max(since_at) AS last_ready_at
+    FROM endpoint_membership WHERE state = 'ready' GROUP BY pod_uid),
 off AS (
-    SELECT pod_uid, any_value(service) AS service,
-           min(since_at) AS endpoint_off_at,
-           arg_min(state, since_at) AS off_state,
-           arg_min(since_event_id, since_at) AS off_event_id,
-           arg_min(rv, since_at) AS off_rv
-    FROM marked WHERE state <> 'ready' AND since_at > last_ready_at GROUP BY pod_uid),
-served AS (
-    SELECT DISTINCT pod_uid FROM endpoint_membership WHERE state = 'ready'),
-stopped AS (
-    SELECT t.uid, t.evidence_event_id AS stopped_event_id, r.rv AS stopped_rv
-    FROM pod_transitions t JOIN raw_events r ON r.event_id = t.evidence_event_id
-    WHERE t.step = 'containers_stopped'),
-requested AS (
-    SELECT uid, evidence_event_id AS request_event_id FROM pod_transitions
-    WHERE step = 'deletion_requested')
+    SELECT m.pod_uid, any_value(m.service) AS service,
+           min(m.since_at) AS endpoint_off_at,
+           arg_min(m.state, m.since_at) AS off_state,
+           arg_min(m.since_event_id, m.since_at) AS off_event_id,
+           arg_min(r.rv, m.since_at) AS off_rv
+    FROM endpoint_membership m JOIN last_ready l USING (pod_uid)
+    JOIN raw_events r ON r.event_id = m.since_event_id
+    WHERE m.state <> 'ready' AND m.since_at > l.last_ready_at GROUP BY m.pod_uid),
+-- (both steps in one pass over pod_transitions: each is at most one row per pod)
+steps AS (
+    SELECT t.uid,
+           any_value(t.evidence_event_id) FILTER (WHERE t.step = 'deletion_requested')
+               AS request_event_id,
+           any_value(t.evidence_event_id) FILTER (WHERE t.step = 'containers_stopped')
+               AS stopped_event_id,
+           any_value(r.rv) FILTER (WHERE t.step = 'containers_stopped') AS stopped_rv
+    FROM pod_transitions t
+    LEFT JOIN raw_events r ON r.event_id = t.evidence_event_id AND t.step = 'containers_stopped'
+    WHERE t.step IN ('deletion_requested', 'containers_stopped') GROUP BY t.uid)
 SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint_off_at,
        o.off_state, l.containers_stopped_at,
        epoch(o.endpoint_off_at - l.containers_stopped_at) AS exposed_s,
@@ -37,10 +42,10 @@ SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint
             WHEN epoch(l.containers_stopped_at - o.endpoint_off_at) < margin_s
                 THEN 'within_margin'
             ELSE 'ok' END AS verdict,
-       [q.request_event_id, o.off_event_id, s.stopped_event_id] AS evidence
-FROM pod_lifecycle l JOIN served v ON v.pod_uid = l.uid
+       [s.request_event_id, o.off_event_id, s.stopped_event_id] AS evidence
+FROM pod_lifecycle l JOIN last_ready v ON v.pod_uid = l.uid
 LEFT JOIN off o ON o.pod_uid = l.uid
-LEFT JOIN stopped s ON s.uid = l.uid LEFT JOIN requested q ON q.uid = l.uid
+LEFT JOIN steps s ON s.uid = l.uid
 WHERE l.deletion_requested_at IS NOT NULL;
 
 CREATE OR REPLACE VIEW races AS SELECT * FROM races_with(1.0);
