@@ -36,22 +36,28 @@ kubelet_events AS (
 fin_versions AS MATERIALIZED (
     SELECT uid, event_id, version_no, finalizers FROM object_versions
     WHERE uid IN (SELECT uid FROM stuck) AND received_at <= ts AND len(finalizers) > 0),
+-- (unnest in the select list: a lateral unnest is planned as a join per version)
 fin_first AS (
-    SELECT v.uid, f.fin, arg_min(v.event_id, v.version_no) AS event_id
-    FROM fin_versions v, unnest(v.finalizers) AS f(fin) GROUP BY ALL),
+    SELECT uid, fin, arg_min(event_id, version_no) AS event_id
+    FROM (SELECT uid, event_id, version_no, unnest(finalizers) AS fin FROM fin_versions)
+    GROUP BY ALL),
+-- who the managedFields of that first version name for it (joined, not a subquery per row)
+fin_managers AS (
+    SELECT o.event_id, o.finalizer AS fin,
+           string_agg(DISTINCT o.manager, ',' ORDER BY o.manager) AS managers
+    FROM finalizer_owners o JOIN fin_first f ON f.event_id = o.event_id AND f.fin = o.finalizer
+    GROUP BY ALL),
 fin_who AS (
     SELECT s.uid, f.fin, f.event_id,
            -- the protection finalizers are added by kube-apiserver's admission plugins
            CASE WHEN f.fin IN ('kubernetes.io/pvc-protection', 'kubernetes.io/pv-protection')
                 THEN 'kube-apiserver admission'
-                ELSE coalesce((SELECT string_agg(DISTINCT o.manager, ',' ORDER BY o.manager)
-                               FROM finalizer_owners o
-                               WHERE o.event_id = f.event_id AND o.finalizer = f.fin),
-                              r.component, 'unknown') END AS added_by
-    FROM stuck s, unnest(s.finalizers) AS t(fin)
-    JOIN fin_first f ON f.uid = s.uid AND f.fin = t.fin
+                ELSE coalesce(m.managers, r.component, 'unknown') END AS added_by
+    FROM (SELECT uid, unnest(finalizers) AS fin FROM stuck) s
+    JOIN fin_first f ON f.uid = s.uid AND f.fin = s.fin
     JOIN raw_events r ON r.event_id = f.event_id
-    WHERE t.fin <> 'foregroundDeletion'),
+    LEFT JOIN fin_managers m ON m.event_id = f.event_id AND m.fin = f.fin
+    WHERE s.fin <> 'foregroundDeletion'),
 -- what a protection finalizer waits for: the live pods that use a claim, the claim bound
 -- to a volume
 protected_by AS (
@@ -213,16 +219,21 @@ ranked AS (
     SELECT s.uid, coalesce(c.cause, 'unknown') AS cause, coalesce(c.score, 0) AS score,
            coalesce(c.detail, 'no evidence in the recording') AS detail,
            coalesce(c.evidence, [s.event_id]) AS evidence
-    FROM stuck s LEFT JOIN causes c USING (uid))
+    FROM stuck s LEFT JOIN causes c USING (uid)),
+-- each object's causes, highest score first: sorted as one list per object (an ordered
+-- aggregate sorts each group on its own, most of stuck_at's ranking time at 1M). A uid
+-- has each cause once, so (-score, cause) orders them completely.
+ranked_lists AS (
+    SELECT uid, list_sort(list({'rank': -score, 'cause': cause, 'score': score,
+                                 'detail': detail, 'evidence': evidence})) AS sorted
+    FROM ranked GROUP BY uid)
 SELECT s.kind, s.namespace, s.name, s.uid,
        s.deletion_at - to_seconds(coalesce(s.deletion_grace_s, 0)) AS deletion_requested_at,
        s.deletion_at AS stuck_since, epoch(ts - s.deletion_at) AS stuck_for_s,
-       s.finalizers, s.node_name AS node,
-       list(r.cause ORDER BY r.score DESC, r.cause)[1] AS top_cause,
-       list({'cause': r.cause, 'score': r.score, 'detail': r.detail, 'evidence': r.evidence}
-            ORDER BY r.score DESC, r.cause) AS causes,
+       s.finalizers, s.node_name AS node, r.sorted[1].cause AS top_cause,
+       [{'cause': c.cause, 'score': c.score, 'detail': c.detail, 'evidence': c.evidence}
+        FOR c IN r.sorted] AS causes,
        s.event_id AS evidence_event_id
-FROM stuck s JOIN ranked r USING (uid)
-GROUP BY ALL;
+FROM stuck s JOIN ranked_lists r USING (uid);
 
 CREATE OR REPLACE VIEW stuck_deletions AS SELECT * FROM stuck_at(data_end());
