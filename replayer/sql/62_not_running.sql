@@ -17,7 +17,10 @@ WITH live_pods AS MATERIALIZED (
 pod_conditions AS (
     SELECT c.event_id, any_value(c.status) FILTER (WHERE c.type = 'Ready') AS ready,
            any_value(c.last_transition) FILTER (WHERE c.type = 'Ready') AS ready_transition,
-           any_value(c) FILTER (WHERE c.type = 'PodScheduled') AS scheduled,
+           -- (the two fields read, not the whole row: every column of every condition
+           -- row packed into a struct cost a third of not_running_at at 1M events)
+           any_value({'status': c.status, 'message': c.message})
+               FILTER (WHERE c.type = 'PodScheduled') AS scheduled,
            count(*) AS conditions
     FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live_pods) GROUP BY c.event_id),
 pod_containers AS (

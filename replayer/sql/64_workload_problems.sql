@@ -10,7 +10,9 @@ CREATE OR REPLACE MACRO workload_problems_at(ts) AS TABLE
 WITH live AS (
     SELECT l.kind, l.namespace, l.name, l.uid, l.event_id, l.topic, w.replicas,
            w.status_replicas
-    FROM state_at(ts) l JOIN workloads w USING (event_id)),
+    FROM state_at(ts) l JOIN workloads w USING (event_id)
+    -- (the kinds judged below, filtered in the scan: most live objects are Events)
+    WHERE l.kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet', 'Deployment')),
 failed_create AS (
     SELECT e.regarding_uid AS uid, arg_max(e.message, e.event_id) AS message,
            min(coalesce(e.first_time, r.received_at)) AS since,
