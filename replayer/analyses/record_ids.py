@@ -82,18 +82,50 @@ def _replace(value: Any, under_key: bool, ids: dict) -> Any:
     return value
 
 
-def _id_columns(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> list[tuple[int, bool]]:
-    """(index, is an evidence column) of the columns that can hold event ids: the evidence
-    columns and the nested ones (a struct may have an evidence key); a column's values
-    share one type, so its first value says. Visiting only these keeps a large answer's
-    cost in DuckDB, not here."""
+def _id_columns(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
+    """(index, shape) of the columns that can hold event ids: an evidence column of ids
+    (``id``), of lists of ids (``ids``) or of anything else (``under``), or a nested column
+    (``nested``: a struct may have an evidence key). A column's values share one type, so
+    its first value says. Visiting only these, the flat ones without recursion, keeps a
+    large answer's cost in DuckDB."""
     found = []
     for i, name in enumerate(columns):
-        if name in EVIDENCE_KEYS:
-            found.append((i, True))
-        elif isinstance(next((r[i] for r in rows if r[i] is not None), None), (dict, list, tuple)):
-            found.append((i, False))
+        first = next((r[i] for r in rows if r[i] is not None), None)
+        if name in EVIDENCE_KEYS and _is_id(first, int):
+            found.append((i, "id"))
+        elif name in EVIDENCE_KEYS and isinstance(first, list) and _ids_only(rows, i):
+            found.append((i, "ids"))
+        elif name in EVIDENCE_KEYS:
+            found.append((i, "under"))
+        elif isinstance(first, (dict, list, tuple)):
+            found.append((i, "nested"))
     return found
+
+
+def _ids_only(rows: list[tuple[Any, ...]], i: int) -> bool:
+    """Whether column ``i`` (lists) holds lists of ids: its first element says."""
+    first = next((x for r in rows for x in (r[i] or ()) if x is not None), None)
+    return first is None or _is_id(first, int)
+
+
+def _collect_column(rows: list[tuple[Any, ...]], i: int, shape: str, found: set) -> None:
+    if shape == "id":
+        found.update(r[i] for r in rows)
+    elif shape == "ids":
+        for r in rows:
+            found.update(r[i] or ())
+    else:
+        for r in rows:
+            _collect(r[i], shape == "under", found)
+    found.discard(None)
+
+
+def _replace_value(value: Any, shape: str, ids: dict) -> Any:
+    if shape == "id":
+        return ids.get(value, value)
+    if shape == "ids":
+        return None if value is None else [ids.get(x, x) for x in value]
+    return _replace(value, shape == "under", ids)
 
 
 def public_ids(con: duckdb.DuckDBPyConnection, columns: Sequence[str],
@@ -101,17 +133,16 @@ def public_ids(con: duckdb.DuckDBPyConnection, columns: Sequence[str],
     """``rows`` with every event id under an evidence column or key as its record id."""
     visit = _id_columns(columns, rows)
     found: set[int] = set()
-    for row in rows:
-        for i, mark in visit:
-            _collect(row[i], mark, found)
+    for i, shape in visit:
+        _collect_column(rows, i, shape, found)
     if not found:
         return rows
     ids = record_ids(con, found)
     out = []
     for row in rows:
         values = list(row)
-        for i, mark in visit:
-            values[i] = _replace(values[i], mark, ids)
+        for i, shape in visit:
+            values[i] = _replace_value(values[i], shape, ids)
         out.append(tuple(values))
     return out
 
