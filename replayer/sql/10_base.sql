@@ -37,15 +37,31 @@ FROM raw_events r JOIN numbered n USING (event_id);
 INSERT OR REPLACE INTO materialized VALUES ('object_versions', 5, 'uid');
 CREATE OR REPLACE TABLE object_versions AS FROM object_versions_computed LIMIT 0;
 
--- Every object as it was at ``ts``: its newest version received at or before ts, unless
--- that version says it was deleted (without the object JSON: join raw_events by event_id
--- for it): the version received at or before ts not superseded by then.
+-- The newest version of every object (superseded_at NULL): what an analysis at the end of
+-- the data reads, a quarter of object_versions' rows at 1M events. Materialized after
+-- object_versions, per uid.
+CREATE OR REPLACE VIEW latest_versions_computed AS
+SELECT * FROM object_versions
+WHERE superseded_at IS NULL AND uid IN (SELECT uid FROM projection_scope);
+
+INSERT OR REPLACE INTO materialized VALUES ('latest_versions', 6, 'uid');
+CREATE OR REPLACE TABLE latest_versions AS FROM latest_versions_computed LIMIT 0;
+
+-- Each object's version current at ``ts``, deletions included: the version received at or
+-- before ts not superseded by then — the newest one, or an older one superseded after ts
+-- (none at the end of the data: the zonemaps of superseded_at skip every row group).
+CREATE OR REPLACE MACRO versions_at(ts) AS TABLE
+SELECT * FROM latest_versions WHERE received_at <= ts
+UNION ALL
+SELECT * FROM object_versions WHERE received_at <= ts AND superseded_at > ts;
+
+-- Every object as it was at ``ts``: its version current at ts, unless that version says it
+-- was deleted (without the object JSON: join raw_events by event_id for it).
 CREATE OR REPLACE MACRO state_at(ts) AS TABLE
 SELECT * EXCLUDE (version_no, next_received_at, is_live, first_seen_at, seen_from_start,
                   superseded_at)
-FROM object_versions
-WHERE received_at <= ts AND (superseded_at IS NULL OR superseded_at > ts)
-  AND type NOT IN ('DELETED', 'INFERRED_DELETED');
+FROM versions_at(ts)
+WHERE type NOT IN ('DELETED', 'INFERRED_DELETED');
 
 -- The end of the data: the default "now" of stuck_at and friends.
 CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);

@@ -4,11 +4,10 @@
 -- Used by the stuck and not-running analyses. Documented in docs/projections.md.
 CREATE OR REPLACE MACRO node_health_at(ts) AS TABLE
 -- (the newest version of a name at ts is the newest of its objects' versions current at
--- ts: object_versions' superseded_at spares numbering every version)
+-- ts: versions_at spares numbering every version)
 WITH current AS (
-    SELECT kind, namespace, name, type, event_id, rv FROM object_versions
-    WHERE kind IN ('Node', 'Lease') AND received_at <= ts
-      AND (superseded_at IS NULL OR superseded_at > ts)),
+    SELECT kind, namespace, name, type, event_id, rv FROM versions_at(ts)
+    WHERE kind IN ('Node', 'Lease')),
 latest AS (
     SELECT r.name, r.type, r.event_id, n.ready
     FROM current r LEFT JOIN nodes n USING (event_id)
