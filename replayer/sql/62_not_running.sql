@@ -48,10 +48,14 @@ events AS (
     FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
     JOIN raw_events r ON r.event_id = e.event_id
     WHERE r.received_at <= ts),
+-- each reason's last Event, and the failure its message names (classified once here, not
+-- at each of the four places that compare it)
 last_event AS (
-    SELECT uid, reason, arg_max(message, row(event_at, event_id)) AS message, min(event_at) AS first_at,
-           list(event_id ORDER BY event_at DESC, event_id DESC)[1:3] AS ids
-    FROM events GROUP BY uid, reason),
+    SELECT *, kubelet_failure(reason, message) AS failure
+    FROM (SELECT uid, reason, arg_max(message, row(event_at, event_id)) AS message,
+                 min(event_at) AS first_at,
+                 list(event_id ORDER BY event_at DESC, event_id DESC)[1:3] AS ids
+          FROM events GROUP BY uid, reason)),
 box AS (
     SELECT s.uid, k.* EXCLUDE (event_id, uid)
     FROM stuck s JOIN containers k USING (event_id)),
@@ -91,17 +95,17 @@ c_containers AS (
                || coalesce('; ' || any_value(e.message), '') AS detail,
            [any_value(s.event_id)] || coalesce(flatten(list(e.ids)), []) AS evidence
     FROM c_waiting w JOIN stuck s USING (uid)
-    LEFT JOIN last_event e ON e.uid = w.uid AND kubelet_failure(e.reason, e.message) = w.cause
+    LEFT JOIN last_event e ON e.uid = w.uid AND e.failure = w.cause
     WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause),
 -- the kubelet's Failed/BackOff Events name a cause the recorded status may not show
 c_kubelet_events AS (
-    SELECT e.uid, kubelet_failure(e.reason, e.message) AS cause,
+    SELECT e.uid, e.failure AS cause,
            string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
            flatten(list(e.ids ORDER BY e.reason)) AS evidence
     FROM last_event e
-    WHERE kubelet_failure(e.reason, e.message) IS NOT NULL
+    WHERE e.failure IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
-                      AND w.cause = kubelet_failure(e.reason, e.message))
+                      AND w.cause = e.failure)
       -- an init container's failures are the init_container cause
       AND NOT EXISTS (SELECT 1 FROM box b WHERE b.uid = e.uid AND b.init AND NOT b.sidecar
                       AND contains(e.message, 'container ' || b.name || ' '))
