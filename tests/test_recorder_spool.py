@@ -16,6 +16,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from recorder.deadletter import DeadLetters
 from recorder.metrics import Metrics
 from recorder.sinks.kafka import KafkaSink
+from recorder.sinks import RecordsRejected, Rejection
 from recorder.sinks.locallog import LocalLogSink
 from recorder.sinks.spooling import SpoolingSink
 from recorder.spool import Spool, SpoolFull
@@ -100,6 +101,38 @@ class FlakySink:
 
     def close(self) -> None:
         self.inner.close()
+
+
+class RefusingProducer:
+    """A producer that holds what it is sent until a flush writes it into a real local log,
+    refuses the ``refused`` records when they are sent (as a record too large), and fails
+    what it holds once ``broken`` (its connection lost; a fresh producer connects)."""
+
+    max_record_bytes = 1_000_000
+
+    def __init__(self, directory: str, refused: set[int]) -> None:
+        self.inner, self.refused = LocalLogSink(directory), refused
+        self.held: list[tuple[str, dict]] = []
+        self.broken = False
+
+    def send(self, topic: str, record: dict) -> None:
+        if record["seq"] in self.refused and record["type"] != "GAP":  # not its dead-letter marker
+            raise RecordsRejected([Rejection(topic, record, "MSG_SIZE_TOO_LARGE")])
+        self.held.append((topic, record))
+
+    def flush(self, timeout: float | None = None) -> None:
+        held, self.held = self.held, []
+        if self.broken:
+            raise TransportError(f"{len(held)} records failed: connection lost")
+        for topic, record in held:
+            self.inner.send(topic, record)
+        self.inner.flush()
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.inner.close()
 
 
 def read_seqs(directory: Path) -> list[int]:
@@ -237,3 +270,28 @@ def test_a_record_the_broker_rejects_is_dead_lettered_and_recording_goes_on(
     found = con.execute("SELECT type, detail FROM gaps WHERE category = 'unseen'").fetchall()
     con.close()
     assert [t for t, _ in found] == ["dead_lettered"] and "web-uid-big" in found[0][1]
+
+
+def test_records_sent_before_a_refused_one_are_not_lost_with_its_producer(tmp_path: Path) -> None:
+    """Settling a refused record replaces the producer: what that producer still held is
+    confirmed first (here it fails, so it is spooled and sent again), never closed away
+    unseen; and it stays ahead of what follows."""
+    producers: list[RefusingProducer] = []
+
+    def connect() -> RefusingProducer:
+        producers.append(RefusingProducer(str(tmp_path / "log"), {5}))
+        return producers[-1]
+
+    sink = SpoolingSink(connect, Spool(str(tmp_path / "spool"), max_bytes=10**7),
+                        retry_initial_s=0.05, retry_max_s=0.1)
+    for i in range(5):
+        sink.send("t.pods", marker(i))
+    producers[0].broken = True
+    for i in range(5, 10):
+        sink.send("t.pods", marker(i))
+    sink.flush()
+    deadline = time.monotonic() + 10
+    while sink.spooling and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sink.close()
+    assert read_seqs(tmp_path / "log") == list(range(10))  # 5: its dead-letter marker

@@ -64,9 +64,14 @@ class SpoolingSink:
                     try:
                         self._inner.send(topic, record)
                         self._unconfirmed.append((topic, record))
+                        return
                     except RecordsRejected as rejected:
-                        self._settle(rejected.rejected)
-                    return
+                        # settling replaces the producer: what it still holds is confirmed
+                        # first (a producer that refused may fail the rest, unseen once closed)
+                        self.flush()
+                        if not self._spooling:
+                            self._settle(rejected.rejected)
+                            return
                 except Exception as exc:  # any producer failure means "spool from here on"
                     self._fail(exc)
             self._append(topic, codec.frame(codec.encode(record)))
@@ -190,6 +195,7 @@ class SpoolingSink:
             try:
                 self._inner.send(entry.topic, codec.decode(body, fingerprint))
             except RecordsRejected as rejected:
+                self._inner.flush(timeout=self._flush_timeout)  # as in send: the rest first
                 self._settle(rejected.rejected)
         try:
             self._inner.flush(timeout=self._flush_timeout)
