@@ -144,10 +144,28 @@ def test_demo_and_incident_leave_an_existing_database_byte_identical(tmp_path, d
     assert target.read_bytes() == before
 
 
+#: the read system call's number in /proc/PID/syscall, by machine
+READ_SYSCALL = {"x86_64": "0", "aarch64": "63"}
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Whether the process is blocked in read(0, …): waiting for its SQL on stdin."""
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return fields[:2] == [READ_SYSCALL[os.uname().machine], "0x0"]
+
+
 def test_ctrl_c_exits_130_without_a_traceback(dbfile):
     process = subprocess.Popen([*KTRACE, "query", "-", "--db", dbfile], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(3)  # started and waiting for its SQL on stdin
+    # a fixed sleep let a slow start take the signal while still loading, and then the
+    # closed stdin read as empty SQL (exit 2): wait until it really waits for its SQL
+    deadline = time.monotonic() + 60
+    while not _reading_stdin(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _reading_stdin(process.pid), "ktrace query - never waited on stdin"
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130
