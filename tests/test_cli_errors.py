@@ -157,11 +157,16 @@ def _reading_stdin(pid: int) -> bool:
     return fields[:2] == [READ_SYSCALL[os.uname().machine], "0x0"]
 
 
+def _default_sigint() -> None:
+    # as a terminal starts it: a test run started in the background (`cmd &`, CI) ignores
+    # SIGINT, and an ignored signal stays ignored across exec
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_without_a_traceback(dbfile):
     process = subprocess.Popen([*KTRACE, "query", "-", "--db", dbfile], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # a fixed sleep let a slow start take the signal while still loading, and then the
-    # closed stdin read as empty SQL (exit 2): wait until it really waits for its SQL
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=_default_sigint)
     deadline = time.monotonic() + 60
     while not _reading_stdin(process.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
