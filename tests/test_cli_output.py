@@ -53,6 +53,15 @@ def invoke(*args: str, columns: int | None = None) -> Any:
     return result
 
 
+@pytest.fixture(scope="module", autouse=True)
+def in_a_scratch_folder(tmp_path_factory) -> Any:
+    """``incident`` writes its window's database into the working folder: keep it out of the
+    checkout."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cwd"))
+        yield
+
+
 @pytest.fixture(scope="module")
 def held(demo_db: str) -> str:
     rows = json.loads(invoke("stuck", "--db", demo_db, "-o", "json").stdout)
