@@ -26,6 +26,11 @@ FIRST = "raw_events"
 STAGE = "ktrace_stage"
 #: Where the tables are created from: the parse of an empty batch.
 EMPTY_PARSED = f"{STAGE}.empty"
+#: Columns stored with a compression of their own: each object's JSON text, with
+#: ``--store-objects all``. DuckDB's default for text (dictionary/FSST, chosen by analysing
+#: every segment) spends ~4x the CPU of zstd on ~6 KB JSON documents at checkpoint, and
+#: zstd's files are smaller (docs/performance.md).
+COMPRESSION = {("raw_events", "object"): "zstd"}
 
 
 @dataclass(frozen=True)
@@ -109,13 +114,21 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     stale = []
     try:
         for model in models():
-            con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} AS "
-                        f"FROM ({model.select}) LIMIT 0")
-            if _columns(con, f"({model.select})") != _columns(con, model.table):
+            columns = _columns(con, f"({model.select})")
+            con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} ({_definitions(model.table, columns)})")
+            if columns != _columns(con, model.table):
                 stale.append(model.table)
     finally:
         release_batch(con, EMPTY_PARSED)
     return stale
+
+
+def _definitions(table: str, columns: list[tuple[str, str]]) -> str:
+    """The column list of ``CREATE TABLE`` (a table made ``AS`` a query takes no
+    compression)."""
+    return ", ".join(f'"{name}" {kind}' + (f" USING COMPRESSION {COMPRESSION[table, name]}"
+                                          if (table, name) in COMPRESSION else "")
+                     for name, kind in columns)
 
 
 def _columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[tuple[str, str]]:
