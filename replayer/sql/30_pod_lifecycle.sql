@@ -2,7 +2,10 @@
 -- Startup phases follow clusterloader2's pod startup latency: create (creationTimestamp) →
 -- schedule (PodScheduled transition) → run (container start, kubelet clock) → watch (the
 -- moment the watch saw it running); run_at is the first container start known (a restarted
--- container's previous run counts). Deletion phases use observed times: request → endpoint
+-- container's previous run counts). run → watch splits at status_written_at, when the API
+-- server applied the status write the watch showed running (its managedFields time; known
+-- when that version was seen live): run_to_api_s is the cluster's part, api_to_watch_s the
+-- recording's (a recorder that was down, behind, or reading old history). Deletion phases use observed times: request → endpoint
 -- not ready → kill → containers stopped → deleted. derived_steps lists the steps that
 -- happened before the pod was first seen (their times come from the object). Durations
 -- are seconds (DOUBLE).
@@ -17,6 +20,9 @@ WITH steps AS (
            any_value(detail) FILTER (WHERE step = 'scheduled') AS node,
            any_value(server_at) FILTER (WHERE step = 'running') AS run_at,
            any_value(time) FILTER (WHERE step = 'running') AS watch_running_at,
+           any_value(evidence_event_id) FILTER (WHERE step = 'running' AND NOT derived
+                                                AND evidence_type IN ('ADDED', 'MODIFIED'))
+               AS running_event_id,
            any_value(time) FILTER (WHERE step = 'ready') AS ready_at,
            any_value(time) FILTER (WHERE step = 'in_endpoints') AS in_endpoints_at,
            any_value(time) FILTER (WHERE step = 'deletion_requested') AS deletion_requested_at,
@@ -54,13 +60,15 @@ owners AS (
     WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid)
 SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
        s.created_at, coalesce(s.scheduled_server_at, s.scheduled_seen_at) AS scheduled_at,
-       s.run_at, s.watch_running_at, s.ready_at, s.in_endpoints_at,
+       s.run_at, w.status_written_at, s.watch_running_at, s.ready_at, s.in_endpoints_at,
        s.deletion_requested_at, s.endpoint_not_ready_at, s.kill_at, s.containers_stopped_at,
        s.containers_finished_at, s.terminal_at, s.endpoint_removed_at, s.deleted_at,
        epoch(coalesce(s.scheduled_server_at, s.scheduled_seen_at) - s.created_at)
            AS create_to_schedule_s,
        epoch(s.run_at - coalesce(s.scheduled_server_at, s.scheduled_seen_at)) AS schedule_to_run_s,
        epoch(s.watch_running_at - s.run_at) AS run_to_watch_s,
+       epoch(w.status_written_at - s.run_at) AS run_to_api_s,
+       epoch(s.watch_running_at - w.status_written_at) AS api_to_watch_s,
        epoch(s.watch_running_at - coalesce(s.scheduled_server_at, s.scheduled_seen_at))
            AS schedule_to_watch_s,
        epoch(s.watch_running_at - s.created_at) AS startup_s,
@@ -82,7 +90,8 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
             WHEN list_distinct(t.exit_codes) = [143] THEN 'exited on SIGTERM'
             WHEN list_distinct(t.exit_codes) = [0] THEN 'exited cleanly'
             ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
-FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid);
+FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid)
+LEFT JOIN pods w ON w.event_id = s.running_event_id;
 
 -- Materialized: analyses read the table; each load recomputes the pods in projection_scope.
 INSERT OR REPLACE INTO materialized VALUES ('pod_lifecycle', 30, 'uid');

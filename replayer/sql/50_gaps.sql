@@ -12,7 +12,9 @@ INSERT OR IGNORE INTO gap_thresholds VALUES
     ('create_to_schedule_s', 5, 'pod waited for the scheduler', 'created', 'scheduled'),
     ('schedule_to_run_s', 30, 'kubelet took long to start the containers (image pulls, volumes)',
      'scheduled', 'running'),
-    ('run_to_watch_s', 5, 'status reached the API server late', 'running', 'running'),
+    ('run_to_api_s', 5, 'status reached the API server late', 'running', 'running'),
+    ('run_to_watch_s', 5, 'status reached the API server or the recorder late', 'running',
+     'running'),
     ('ready_to_endpoints_s', 5, 'endpointslice controller added the ready pod late', 'ready',
      'in_endpoints'),
     ('request_to_endpoint_not_ready_s', 5, 'endpoint kept receiving traffic after deletion',
@@ -212,28 +214,32 @@ LEFT JOIN (SELECT event_id, received_at FROM raw_events
 -- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
 -- step from before the pod's first sighting (derived) makes no verdict, and a duration
 -- that overlaps an unseen stretch of the pods topic (or of the whole recording) is
--- `unknown` — the delay may be the recording's, not the cluster's.
+-- `unknown` — the delay may be the recording's, not the cluster's. run_to_watch is judged
+-- only when the status write's time is unknown: else run_to_api is the cluster's part of
+-- it, and the rest is the recording's delay.
 CREATE OR REPLACE MACRO slow_steps_with(override_names, override_seconds) AS TABLE
 WITH durations AS (
     UNPIVOT (SELECT uid, namespace, pod, derived_steps, create_to_schedule_s, schedule_to_run_s,
-                    run_to_watch_s, ready_to_endpoints_s, request_to_endpoint_not_ready_s,
+                    run_to_api_s, run_to_watch_s, status_written_at IS NOT NULL AS split,
+                    ready_to_endpoints_s, request_to_endpoint_not_ready_s,
                     stopped_to_deleted_s, request_to_deleted_s,
                     created_at, scheduled_at, run_at, ready_at, deletion_requested_at,
                     containers_stopped_at
              FROM pod_lifecycle)
-    ON create_to_schedule_s, schedule_to_run_s, run_to_watch_s, ready_to_endpoints_s,
+    ON create_to_schedule_s, schedule_to_run_s, run_to_api_s, run_to_watch_s, ready_to_endpoints_s,
        request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
     INTO NAME step VALUE seconds),
 judged AS (
     SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
            CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
                        WHEN 'schedule_to_run_s' THEN d.scheduled_at
+                       WHEN 'run_to_api_s' THEN d.run_at
                        WHEN 'run_to_watch_s' THEN d.run_at
                        WHEN 'ready_to_endpoints_s' THEN d.ready_at
                        WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
                        ELSE d.deletion_requested_at END AS start_at
     FROM durations d JOIN thresholds_with(override_names, override_seconds) t ON t.name = d.step
-    WHERE d.seconds > t.seconds
+    WHERE d.seconds > t.seconds AND NOT (d.step = 'run_to_watch_s' AND d.split)
       AND NOT list_contains(d.derived_steps, t.from_step)
       AND NOT list_contains(d.derived_steps, t.to_step)),
 -- the durations an unseen stretch overlaps at all, and only their pods' topics
