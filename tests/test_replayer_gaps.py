@@ -50,6 +50,11 @@ def test_run_to_watch_is_judged_by_the_kubelets_part_when_the_status_write_time_
     every_run = rows(recorded, "SELECT count(*) FROM gaps_with(['run_to_api_s'], [-1.0]) "
                                "WHERE type = 'run_to_api'")[0][0]
     assert every_run >= split
+    # each verdict's evidence is the record that showed the pod running
+    assert rows(recorded, "SELECT count(*) FROM gaps_with(['run_to_api_s'], [-1.0]) g "
+                          "JOIN pod_transitions p ON p.uid = g.uid AND p.step = 'running' "
+                          "AND p.evidence_event_id = g.evidence_event_id "
+                          "WHERE g.type = 'run_to_api'") == [(every_run,)]
     assert rows(recorded, "SELECT count(*) FROM gaps_with(['run_to_watch_s'], [0.0]) "
                           "WHERE type = 'run_to_watch'") == [(0,)]
 

@@ -231,6 +231,7 @@ WITH durations AS (
     INTO NAME step VALUE seconds),
 judged AS (
     SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
+           t.to_step,
            CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
                        WHEN 'schedule_to_run_s' THEN d.scheduled_at
                        WHEN 'run_to_api_s' THEN d.run_at
@@ -250,7 +251,10 @@ overlapping AS MATERIALIZED (
                     AND u.end_at > j.start_at)),
 pods_topics AS (SELECT DISTINCT uid, topic FROM raw_events
                 WHERE kind = 'Pod' AND uid IN (SELECT uid FROM overlapping))
-SELECT j.*, g.detail AS unseen, g.evidence_event_id AS unseen_event_id
+SELECT j.* EXCLUDE (to_step), g.detail AS unseen, g.evidence_event_id AS unseen_event_id,
+       -- the record that shows the late step
+       (SELECT arg_min(p.evidence_event_id, p.step_no) FROM pod_transitions p
+        WHERE p.uid = j.uid AND p.step = j.to_step) AS step_event_id
 FROM judged j
 LEFT JOIN (SELECT j2.uid, j2.step, arg_min(u.detail, u.start_at) AS detail,
                   arg_min(u.evidence_event_id, u.start_at) AS evidence_event_id
@@ -275,7 +279,7 @@ SELECT CASE WHEN unseen IS NULL THEN 'slow' ELSE 'unknown' END,
        start_at + to_microseconds((seconds * 1e6)::BIGINT), seconds, threshold_s,
        CASE WHEN unseen IS NULL THEN meaning
             ELSE 'unknown (recording gap): the recording did not see ' || unseen END,
-       unseen_event_id
+       CASE WHEN unseen IS NULL THEN step_event_id ELSE unseen_event_id END
 FROM slow_steps_with(override_names, override_seconds);
 
 CREATE OR REPLACE VIEW gaps AS SELECT * FROM gaps_with([]::VARCHAR[], []::DOUBLE[]);
