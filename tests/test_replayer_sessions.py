@@ -11,6 +11,7 @@ partition or local-log topic holds them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 import orjson
@@ -18,6 +19,7 @@ import pytest
 
 from recorder.sinks.locallog import LocalLogSink
 from replayer import db
+from replayer.analyses.stuck import stuck
 from replayer.replay import replay
 from replayer.sources.locallog import LocalLogSource
 from schemas import records
@@ -39,6 +41,7 @@ class Session:
     ended: bool = True
     objects: list[tuple[float, str, dict]] = field(default_factory=list)  # (at, type, pod)
     seq: dict[str, int] = field(default_factory=dict)
+    cluster: str = "test"
 
     def records(self) -> list[tuple[int, str, dict]]:
         out = [self._marker(resource, "SESSION_START", self.start_s) for resource in self.watches]
@@ -59,14 +62,14 @@ class Session:
         keys = [f"{resource}.{group}.{ns}" for ns in self.watches[resource] or ("_all",)]
         at = at_us(at_s)
         return at, resource, records.marker_record(
-            cluster="test", session=self.name, seq=self._next(resource), event_type=event_type,
+            cluster=self.cluster, session=self.name, seq=self._next(resource), event_type=event_type,
             resource=resource, api_version="v1", kind=kind, received_at=at,
             kinds=keys if event_type == "SESSION_START" else [])
 
     def _pod(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
         at = at_us(at_s)
         return at, "pods", records.object_record(
-            cluster="test", session=self.name, seq=self._next("pods"), event_type=event_type,
+            cluster=self.cluster, session=self.name, seq=self._next("pods"), event_type=event_type,
             resource="pods", obj=obj, object_json=orjson.dumps(obj), received_at=at,
             component="kubelet", attribution="managedFields:kubelet:Update:status")
 
@@ -161,6 +164,33 @@ def test_a_namespace_session_does_not_cover_the_others(tmp_path):
     con = load(tmp_path, Session("ns-a", 0, 200, {"pods": ("a",)}),
                Session("all-1", 0, 50, {"pods": ()}), Session("all-2", 70, 200, {"pods": ()}))
     assert session_stretches(con) == [("session_gap", "all-1", "ktrace.pods", None, 50, 70)]
+
+
+def deleting(uid: str, namespace: str, at_s: float) -> list[tuple[float, str, dict]]:
+    """A pod added at 0 s whose deletion (grace 0) is requested at ``at_s``, never DELETED."""
+    added = pod(uid, 0)
+    added["metadata"]["namespace"] = namespace
+    deleted = pod(uid, 1)
+    deleted["metadata"].update(namespace=namespace, deletionGracePeriodSeconds=0,
+                               deletionTimestamp=datetime.fromtimestamp(
+                                   at_us(at_s) / SECOND_US, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return [(0.5, "ADDED", added), (at_s, "MODIFIED", deleted)]
+
+
+def test_a_stretch_hides_only_its_own_clusters_and_namespaces_objects(tmp_path):
+    """Judged at 100 s, while shard b and another cluster's recorder were down: only the
+    namespace-b pod's fate is hidden by a stretch (its recording_gap cause)."""
+    a = Session("ns-a", 0, 200, {"pods": ("a",)}, objects=deleting("a1", "a", 10))
+    b = [Session("ns-b-1", 0, 50, {"pods": ("b",)}, objects=deleting("b1", "b", 10)),
+         Session("ns-b-2", 150, 200, {"pods": ("b",)})]
+    other = [Session("other-1", 0, 50, {"pods": ()}, cluster="other"),
+             Session("other-2", 150, 200, {"pods": ()}, cluster="other")]
+    con = load(tmp_path, a, *b, *other)
+    judged = stuck(con, at=datetime.fromtimestamp(at_us(100) / SECOND_US), cluster="test")
+    columns, found = judged.rows
+    causes = {r[columns.index("name")]: [c["cause"] for c in r[columns.index("causes")]]
+              for r in found}
+    assert causes == {"web-a1": ["unknown"], "web-b1": ["recording_gap"]}
 
 
 def versions(uid: str, *steps: int) -> list[dict]:

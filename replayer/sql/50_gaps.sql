@@ -180,7 +180,13 @@ damaged AS (
            (SELECT arg_min(r.event_id, r."offset") FROM raw_events r
             WHERE r.source_id = u.source_id AND r.topic = u.topic
               AND r."partition" = u."partition" AND r."offset" >= u.to_offset) AS after_id
-    FROM unreadable_ranges u)
+    FROM unreadable_ranges u),
+-- a session's cluster (NULL for a name two clusters share: kubectl imports of files of one
+-- name), so a stretch hides only its own cluster's objects
+session_clusters AS (
+    SELECT session, CASE WHEN count(DISTINCT cluster) = 1 THEN any_value(cluster) END AS cluster
+    FROM session_topics GROUP BY session),
+stretches AS (
 SELECT CASE m.cause WHEN 'dead_lettered' THEN 'dead_lettered' ELSE 'gap_marker' END AS type,
        m.session, m.topic, NULL::VARCHAR AS namespace,
        coalesce(m.from_time, r.received_at) AS start_at,
@@ -209,7 +215,8 @@ FROM damaged d
 LEFT JOIN (SELECT event_id, session, received_at FROM raw_events
            WHERE event_id IN (SELECT before_id FROM damaged)) b ON b.event_id = d.before_id
 LEFT JOIN (SELECT event_id, received_at FROM raw_events
-           WHERE event_id IN (SELECT after_id FROM damaged)) a ON a.event_id = d.after_id;
+           WHERE event_id IN (SELECT after_id FROM damaged)) a ON a.event_id = d.after_id)
+SELECT s.*, c.cluster FROM stretches s LEFT JOIN session_clusters c USING (session);
 
 -- A duration over its threshold is `slow` only when ktrace saw both of its ends happen: a
 -- step from before the pod's first sighting (derived) makes no verdict, and a duration
@@ -284,14 +291,16 @@ FROM slow_steps_with(override_names, override_seconds);
 
 CREATE OR REPLACE VIEW gaps AS SELECT * FROM gaps_with([]::VARCHAR[], []::DOUBLE[]);
 
--- Whether an unseen stretch (its topic, type, start, end) hides what happened to an object
--- of `topic` last read at `last_read_at`, judged at `ts`: it covers ts, or it is damage
--- after the object's last record (nothing re-lists after damage). Used by the stuck and
--- not-running analyses' recording_gap cause, with gap_label for its detail.
-CREATE OR REPLACE MACRO gap_hides(gap_topic, gap_type, gap_start, gap_end, ts, topic,
-                                  last_read_at) AS
-    (gap_topic IS NULL OR gap_topic = topic) AND gap_start <= ts
-    AND (gap_end > ts OR (gap_type = 'damaged' AND gap_end > last_read_at));
+-- Whether unseen stretch `gap` hides what happened to object version `obj` (its cluster,
+-- namespace and topic, last read at its received_at), judged at `ts`: the stretch is of
+-- the object's cluster, namespace scope and topic (or of all of them), and it covers ts,
+-- or it is damage after the object's last record (nothing re-lists after damage). Used by
+-- the stuck and not-running analyses' recording_gap cause, with gap_label for its detail.
+CREATE OR REPLACE MACRO gap_hides(gap, obj, ts) AS
+    (gap.cluster IS NULL OR gap.cluster = obj.cluster)
+    AND (gap.namespace IS NULL OR gap.namespace = obj.namespace)
+    AND (gap.topic IS NULL OR gap.topic = obj.topic) AND gap.start_at <= ts
+    AND (gap.end_at > ts OR (gap.type = 'damaged' AND gap.end_at > obj.received_at));
 
 CREATE OR REPLACE MACRO gap_label(gap_type, gap_start, gap_end) AS
     gap_type || ' ' || gap_start || ' – ' || gap_end;

@@ -12,7 +12,7 @@ CREATE OR REPLACE MACRO stuck_at(ts, margin_s := 30) AS TABLE
 -- (live is not materialized: the stuck objects are few, and each use of live below reads
 -- only the kinds it joins them with)
 WITH RECURSIVE live AS NOT MATERIALIZED (
-    SELECT kind, namespace, name, uid, event_id, topic, received_at, deletion_at,
+    SELECT kind, cluster, namespace, name, uid, event_id, topic, received_at, deletion_at,
            deletion_grace_s, finalizers
     FROM state_at(ts)),
 stuck AS MATERIALIZED (
@@ -207,7 +207,7 @@ c_gap AS (
                AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON gap_hides(g.topic, g.type, g.start_at, g.end_at, ts, s.topic, s.received_at)
+      ON gap_hides(g, s, ts)
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_finalizers UNION ALL SELECT * FROM c_node_deleted

@@ -8,7 +8,7 @@
 
 CREATE OR REPLACE MACRO not_running_at(ts, threshold_s := 60) AS TABLE
 WITH live_pods AS MATERIALIZED (
-    SELECT l.uid, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
+    SELECT l.uid, l.cluster, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
            p.phase, p.node_name, p.claim_names
     FROM state_at(ts) l JOIN pods p USING (event_id)
     WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
@@ -153,7 +153,7 @@ c_gap AS (
                       ORDER BY g.start_at, g.type) AS detail,
            list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
     FROM stuck s JOIN unseen_stretches g
-      ON gap_hides(g.topic, g.type, g.start_at, g.end_at, ts, s.topic, s.received_at)
+      ON gap_hides(g, s, ts)
     GROUP BY s.uid),
 causes AS (
     SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers
