@@ -27,7 +27,8 @@ from tests.replayer_data import rows
 from tests.samples import BASE_TIME_US, pod
 
 SECOND_US = 1_000_000
-KINDS = {"pods": ("Pod", "core"), "events": ("Event", "events.k8s.io")}
+KINDS = {"pods": ("Pod", "core"), "events": ("Event", "events.k8s.io"), "nodes": ("Node", "core")}
+RESOURCES = {kind: resource for resource, (kind, _) in KINDS.items()}
 
 
 @dataclass
@@ -39,13 +40,13 @@ class Session:
     end_s: float
     watches: dict[str, tuple[str, ...]]
     ended: bool = True
-    objects: list[tuple[float, str, dict]] = field(default_factory=list)  # (at, type, pod)
+    objects: list[tuple[float, str, dict]] = field(default_factory=list)  # (at, type, object)
     seq: dict[str, int] = field(default_factory=dict)
     cluster: str = "test"
 
     def records(self) -> list[tuple[int, str, dict]]:
         out = [self._marker(resource, "SESSION_START", self.start_s) for resource in self.watches]
-        out += [self._pod(at, event_type, obj) for at, event_type, obj in self.objects]
+        out += [self._object(at, event_type, obj) for at, event_type, obj in self.objects]
         if self.ended:
             out += [self._marker(resource, "SESSION_END", self.end_s) for resource in self.watches]
         else:  # a crash: its last sign of life is a bookmark marker
@@ -66,11 +67,11 @@ class Session:
             resource=resource, api_version="v1", kind=kind, received_at=at,
             kinds=keys if event_type == "SESSION_START" else [])
 
-    def _pod(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
-        at = at_us(at_s)
-        return at, "pods", records.object_record(
-            cluster=self.cluster, session=self.name, seq=self._next("pods"), event_type=event_type,
-            resource="pods", obj=obj, object_json=orjson.dumps(obj), received_at=at,
+    def _object(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
+        at, resource = at_us(at_s), RESOURCES[obj["kind"]]
+        return at, resource, records.object_record(
+            cluster=self.cluster, session=self.name, seq=self._next(resource),
+            event_type=event_type, resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=at,
             component="kubelet", attribution="managedFields:kubelet:Update:status")
 
 
@@ -191,6 +192,28 @@ def test_a_stretch_hides_only_its_own_clusters_and_namespaces_objects(tmp_path):
     causes = {r[columns.index("name")]: [c["cause"] for c in r[columns.index("causes")]]
               for r in found}
     assert causes == {"web-a1": ["unknown"], "web-b1": ["recording_gap"]}
+
+
+def node(uid: str, version: int, ready: str) -> dict:
+    """Node ``node-1`` (the sample pods' node) with its Ready condition."""
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "node-1", "uid": uid, "resourceVersion": str(2000 + version)},
+            "status": {"conditions": [{"type": "Ready", "status": ready,
+                                       "lastTransitionTime": "2026-11-30T06:51:40Z"}]}}
+
+
+def test_a_node_of_another_cluster_by_the_same_name_is_not_the_pods(tmp_path):
+    """Two clusters, each with a node-1: the other cluster's (newer, not Ready) is no cause
+    of this cluster's stuck pod, whose own node-1 is Ready."""
+    mine = Session("mine", 0, 200, {"pods": (), "nodes": ()},
+                   objects=[(0.2, "ADDED", node("n-mine", 0, "True")), *deleting("a1", "a", 10)])
+    other = Session("theirs", 0, 200, {"pods": (), "nodes": ()}, cluster="other",
+                    objects=[(0.3, "ADDED", node("n-theirs", 1, "False"))])
+    con = load(tmp_path, mine, other)
+    columns, found = stuck(con, at=datetime.fromtimestamp(at_us(100) / SECOND_US),
+                           cluster="test").rows
+    assert [(r[columns.index("name")], r[columns.index("top_cause")]) for r in found] == [
+        ("web-a1", "unknown")]
 
 
 def versions(uid: str, *steps: int) -> list[dict]:

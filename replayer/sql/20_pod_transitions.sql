@@ -41,7 +41,8 @@ owner_events AS (
     WHERE e.reason IN ('SuccessfulCreate', 'SuccessfulDelete')
       AND e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)),
 firsts AS (
-    SELECT uid, bool_or(seen_from_start) AS seen_from_start, min(version_no) AS first_version,
+    SELECT uid, any_value(cluster) AS cluster, bool_or(seen_from_start) AS seen_from_start,
+           min(version_no) AS first_version,
            -- a capture without creationTimestamp: the pod existed at its startTime
            arg_min({'ev': ev, 'server_at': coalesce(created_at, start_time),
                     'component': component, 'creator': creator,
@@ -92,10 +93,11 @@ firsts AS (
 deleted_on AS (
     SELECT f.uid, n.ready AS node_ready, n.type AS node_type
     FROM firsts f
-    ASOF LEFT JOIN (SELECT r.name, r.received_at, r.type, nd.ready
+    ASOF LEFT JOIN (SELECT r.cluster, r.name, r.received_at, r.type, nd.ready
                     FROM raw_events r LEFT JOIN nodes nd USING (event_id)
                     WHERE r.kind = 'Node') n
-      ON n.name = f.deleted.node_name AND n.received_at <= f.deleted.ev.received_at
+      ON n.cluster = f.cluster AND n.name = f.deleted.node_name
+     AND n.received_at <= f.deleted.ev.received_at
     WHERE f.deleted IS NOT NULL),
 requester AS (
     SELECT f.uid,
@@ -221,9 +223,11 @@ reused AS (
            false AS derived
     FROM (SELECT f.*, r.namespace, r.name, f.created.server_at AS n_created
           FROM firsts f JOIN raw_events r ON r.event_id = f.created.ev.event_id) n
-    JOIN (SELECT f.uid, r.namespace, r.name, f.created.server_at AS created_at, f.deleted
+    JOIN (SELECT f.uid, f.cluster, r.namespace, r.name, f.created.server_at AS created_at,
+                 f.deleted
           FROM firsts f JOIN raw_events r ON r.event_id = f.created.ev.event_id) o
-      ON o.namespace IS NOT DISTINCT FROM n.namespace AND o.name = n.name AND o.uid <> n.uid
+      ON o.cluster = n.cluster AND o.namespace IS NOT DISTINCT FROM n.namespace
+     AND o.name = n.name AND o.uid <> n.uid
      AND o.created_at < n.n_created AND o.deleted IS NULL
     QUALIFY row_number() OVER (PARTITION BY o.uid ORDER BY n.n_created) = 1),
 membership AS (

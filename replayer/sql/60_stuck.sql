@@ -63,15 +63,16 @@ fin_who AS (
 protected_by AS (
     SELECT s.uid, string_agg(p.kind || '/' || p.name, ', ' ORDER BY p.name) AS users,
            list(p.event_id ORDER BY p.name) AS ids
-    FROM stuck s JOIN live p ON p.kind = 'Pod' AND p.namespace = s.namespace
+    FROM stuck s JOIN live p ON p.kind = 'Pod' AND p.cluster = s.cluster
+                             AND p.namespace = s.namespace
     JOIN pods pp ON pp.event_id = p.event_id AND list_contains(pp.claim_names, s.name)
     WHERE s.kind = 'PersistentVolumeClaim' GROUP BY s.uid
     UNION ALL
     SELECT s.uid, string_agg('PersistentVolumeClaim/' || c.namespace || '/' || c.name, ', '),
            list(c.event_id)
     FROM stuck s JOIN volumes v ON v.event_id = s.event_id
-    JOIN live c ON c.kind = 'PersistentVolumeClaim' AND c.namespace = v.claim_namespace
-               AND c.name = v.claim_name
+    JOIN live c ON c.kind = 'PersistentVolumeClaim' AND c.cluster = s.cluster
+               AND c.namespace = v.claim_namespace AND c.name = v.claim_name
     WHERE s.kind = 'PersistentVolume' GROUP BY s.uid),
 c_finalizers AS (
     SELECT s.uid, 'finalizers' AS cause,
@@ -90,12 +91,12 @@ node AS MATERIALIZED (SELECT * FROM node_health_at(ts)),
 c_node_deleted AS (
     SELECT s.uid, 'node_deleted' AS cause, 100 AS score,
            'node ' || s.node_name || ' was deleted' AS detail, [n.event_id] AS evidence
-    FROM stuck s JOIN node n ON n.name = s.node_name WHERE n.deleted),
+    FROM stuck s JOIN node n ON n.cluster = s.cluster AND n.name = s.node_name WHERE n.deleted),
 c_node_not_ready AS (
     SELECT s.uid, 'node_not_ready' AS cause, 90 AS score, node_problem(s.node_name, n) AS detail,
            [x FOR x IN [n.event_id, n.lease_event_id] IF x IS NOT NULL]
                || coalesce(e.ids, []) AS evidence
-    FROM stuck s JOIN node n ON n.name = s.node_name
+    FROM stuck s JOIN node n ON n.cluster = s.cluster AND n.name = s.node_name
     LEFT JOIN (SELECT uid, flatten(list(ids ORDER BY reason)) AS ids FROM kubelet_events
                WHERE reason IN ('NodeNotReady', 'TaintManagerEviction') GROUP BY uid) e
            ON e.uid = s.uid
@@ -126,10 +127,10 @@ claim_attachments AS (
            string_agg(va.name || ' (' || vv.pv_name || ')', ', ' ORDER BY va.name)
                AS names
     FROM stuck s, unnest(s.claim_names) AS c(claim)
-    JOIN live pvc ON pvc.kind = 'PersistentVolumeClaim' AND pvc.namespace = s.namespace
-                 AND pvc.name = c.claim
+    JOIN live pvc ON pvc.kind = 'PersistentVolumeClaim' AND pvc.cluster = s.cluster
+                 AND pvc.namespace = s.namespace AND pvc.name = c.claim
     JOIN volumes pv ON pv.event_id = pvc.event_id
-    JOIN live va ON va.kind = 'VolumeAttachment'
+    JOIN live va ON va.kind = 'VolumeAttachment' AND va.cluster = s.cluster
     JOIN volumes vv ON vv.event_id = va.event_id AND vv.pv_name = pv.volume_name
                    AND vv.node_name = s.node_name AND vv.attached
     GROUP BY s.uid),
@@ -181,7 +182,8 @@ c_namespace AS (
     SELECT s.uid, 'namespace_content' AS cause, 85 AS score,
            concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
                      (SELECT count(*) || ' recorded objects remain' FROM live o
-                      WHERE o.namespace = s.name AND o.kind <> 'Event'
+                      WHERE o.cluster = s.cluster AND o.namespace = s.name
+                        AND o.kind <> 'Event'
                       HAVING count(*) > 0),
                      (SELECT 'not recorded by ktrace: '
                              || string_agg(x, ', ' ORDER BY x)
@@ -194,7 +196,7 @@ c_namespace AS (
                         'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
                         'NamespaceDeletionGroupVersionParsingFailure')
     LEFT JOIN ns_remaining n ON n.uid = s.uid
-    WHERE s.kind = 'Namespace' GROUP BY s.uid, s.name, s.event_id),
+    WHERE s.kind = 'Namespace' GROUP BY s.uid, s.cluster, s.name, s.event_id),
 -- the recording itself: while an unseen stretch of the object's topic is open at ts, the
 -- DELETED may simply not have been seen (after it, the relist re-established the state);
 -- damage after the object's last record read ranks first: no relist followed it, so the

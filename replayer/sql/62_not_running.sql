@@ -145,7 +145,7 @@ c_readiness_silent AS (
 c_node AS (
     SELECT s.uid, 'node_not_ready' AS cause, node_problem(s.node_name, n) AS detail,
            [x FOR x IN [s.event_id, n.event_id, n.lease_event_id] IF x IS NOT NULL] AS evidence
-    FROM stuck s JOIN node_health_at(ts) n ON n.name = s.node_name
+    FROM stuck s JOIN node_health_at(ts) n ON n.cluster = s.cluster AND n.name = s.node_name
     WHERE n.not_ready OR n.deleted),
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
