@@ -275,8 +275,9 @@ def emit_report(answers: Sequence[Answer], out: Output | str, *, single: bool = 
             return
         write(table_text(answers[0], out))
     else:
-        write("\n".join(f"== {a.title or a.view.name}\n" + (table_text(a, out) if a.rows else
-                                                              "(none)\n") for a in answers))
+        write("\n".join(f"== {a.title or a.view.name}\n"
+                         + (table_text(a, out, section=a.title or a.view.name) if a.rows
+                            else "(none)\n") for a in answers))
 
 
 def emit_document(doc: Any, fmt: str, command: str, *, names: Sequence[str]) -> None:
@@ -346,7 +347,9 @@ def _names(answers: Sequence[Answer]) -> list[str]:
     return list(seen)
 
 
-def table_text(answer: Answer, out: Output) -> str:
+def table_text(answer: Answer, out: Output, *, section: str | None = None) -> str:
+    """The answer as a table; ``section`` names it in the note on columns left out (a
+    report's notes reach stderr before its sections do)."""
     wide = out.fmt == "wide"
     columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
     cells = [[_cell(row[c.key], c, now=answer.now, wide=wide) for c in columns]
@@ -359,7 +362,8 @@ def table_text(answer: Answer, out: Output) -> str:
         shown = _columns_shown(answer.view, columns, ways, widths, out.width)
         if len(shown) < len(columns):
             left = [columns[i].title for i in range(len(columns)) if i not in shown]
-            click.echo(f"note: {', '.join(left)} left out to fit {out.width} columns: "
+            where = f" of {section}" if section else ""
+            click.echo(f"note: {', '.join(left)} left out{where} to fit {out.width} columns: "
                        f"-o wide or -o json shows every column", err=True)
             columns, ways = [columns[i] for i in shown], [ways[i] for i in shown]
             widths, cells = [widths[i] for i in shown], [[r[i] for i in shown] for r in cells]

@@ -207,3 +207,10 @@ def test_an_80_column_table_leaves_codes_and_times_whole(command, codes, args, a
             value = row[key] if key != "time" else row[key][11:23] + "Z"  # the clock, as shown
             assert re.search(rf"(^|  ){re.escape(value)}(  |$)", table, re.M), (key, value)
     assert "left out to fit 80 columns" in result.stderr
+
+
+def test_a_reports_notes_name_the_section_they_are_about(args):
+    notes = [line for line in invoke(*args("demo"), columns=80).stderr.splitlines()
+             if line.startswith("note: ")]
+    assert notes and all(re.match(r"note: .+ left out of [A-Z][\w -]+ to fit 80 columns", n)
+                         for n in notes), notes
