@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bench.workload import TARGETS
 from recorder import informer as inf
@@ -173,6 +174,9 @@ ADVERSARIAL = {
     "already redacted": pod([{"name": "A", "value": REDACTED}, {"name": "B", "value": None}]),
     "empty and missing": pod([{"name": "A", "value": ""}, {"name": "B"}, {"name": "C", "valueFrom": {}}]),
     "env null": pod(None),
+    "values at the kept test's edges": pod(  # 4 bytes not null; 16, 17 (not redacted), 18 bytes
+        [{"name": "A", "value": "ab"}, {"name": "B", "value": 1234}, {"name": "C", "value": "x" * 14},
+         {"name": "D", "value": "ktrace:redactex"}, {"name": "E", "value": "x" * 16}]),
     "values of other types": pod([{"name": "A", "value": 5}, {"name": "B", "value": {"x": [1]}}]),
     "httpHeader with the same name and value": pod(
         [{"name": "H", "value": "v"}],
@@ -239,6 +243,32 @@ def test_envelope_encoding_is_fastavros_byte_for_byte() -> None:
         out = io.BytesIO()
         schemaless_writer(out, repository.current().schema, record)
         assert envelope.encode(record) == out.getvalue() == codec.encode(record)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(seq=st.integers(0, 2**63 - 1), received=st.integers(-2**63, 2**63 - 1),
+       rv=st.one_of(st.none(), st.integers(-2**63, 2**63 - 1)),
+       size=st.integers(0, 2**40), text=st.text(max_size=200),
+       body=st.one_of(st.none(), st.binary(max_size=20_000)))
+def test_envelope_encoding_is_fastavros_for_any_values(seq, received, rv, size, text, body) -> None:
+    """Every varint length (the table lookups' edges), strings of any size, and an
+    objectSize that is not the body's length (a truncated record)."""
+    import io
+
+    from fastavro import schemaless_writer
+
+    from schemas import envelope, repository
+
+    record = {"cluster": text, "session": "s", "seq": seq, "type": "MODIFIED", "inferred": False,
+              "apiVersion": "v1", "kind": "Pod", "resource": "pods", "namespace": text or None,
+              "name": text, "uid": None, "resourceVersion": text, "resourceVersionNumber": rv,
+              "timeSource": "received", "receivedAt": received, "component": text,
+              "attribution": text * 2, "object": body, "objectSize": size, "truncated": True,
+              "meta": None, "facts": None, "marker": None}
+    for fitted in (record, {**record, "objectSize": len(body or b"")}):
+        out = io.BytesIO()
+        schemaless_writer(out, repository.current().schema, fitted)
+        assert envelope.encode(fitted) == out.getvalue()
 
 
 def test_events_keep_their_kafka_key_without_typed_facts() -> None:
