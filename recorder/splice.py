@@ -198,7 +198,9 @@ class SpanRedactor:
                 self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None  # a mixed step's value not of the type the paths expect (spans())
-        return [span for span in found if not _kept(body, *span)]
+        # Most values are strings shorter than the replacement and not null: never kept.
+        return [span for span in found
+                if _REPLACEMENT_SIZE > span[1] - span[0] != 4 or not _kept(body, *span)]
 
     def apply(self, body: bytes) -> bytes | None:
         """``body`` with the located values replaced (the same object if nothing matched);
@@ -210,14 +212,13 @@ def replaced(body: bytes, spans: list[Span] | None) -> bytes | None:
     """``body`` with the values at ``spans`` replaced; None when ``spans`` is."""
     if not spans:
         return body if spans is not None else None
-    start, parts = 0, []
+    start, kept = 0, []
     for begin, end in sorted(spans):
-        if begin < start:
-            continue  # inside a value already replaced
-        parts += (body[start:begin], _REPLACEMENT)
-        start = end
-    parts.append(body[start:])
-    return b"".join(parts)
+        if begin >= start:  # else inside a value already replaced
+            kept.append(body[start:begin])
+            start = end
+    kept.append(body[start:])
+    return _REPLACEMENT.join(kept)
 
 
 Collect = Callable[[Any, int, list[Span]], None]
