@@ -121,17 +121,13 @@ def observed(obj: Obj) -> Observed:
 _KEYS: dict[ManagerKey, ManagerKey] = {}
 
 
-def _shared(key: ManagerKey) -> ManagerKey:
-    """One tuple per distinct manager key for all objects (a few dozen in a cluster)."""
-    if len(_KEYS) > 10_000:
-        _KEYS.clear()  # a pathological cluster: stay bounded
-    return _KEYS.setdefault(key, key)
-
-
 def prior_of(seen: Observed, previous: Prior | None) -> Prior:
     status = [(stamp[0], key[0]) for key, stamp in seen.managers.items() if key[2] == "status"]
     status_writer = max(status)[1] if status else (previous.status_writer if previous else None)
-    return Prior(tuple((_shared(k), v) for k, v in seen.managers.items()), seen.status,
+    if len(_KEYS) > 10_000:
+        _KEYS.clear()  # a pathological cluster: stay bounded
+    shared = _KEYS.setdefault  # one tuple per distinct manager key (a few dozen in a cluster)
+    return Prior(tuple([(shared(k, k), v) for k, v in seen.managers.items()]), seen.status,
                  seen.deletion, seen.grace, seen.node, seen.disruption, seen.finalizers,
                  status_writer)
 
@@ -195,7 +191,7 @@ class Attributor:
             return deleted(event_type, before, seen)
         after = prior_of(seen, before)
         self._priors[seen.uid] = after
-        return changed(event_type, before, after)
+        return changed(event_type, before, after, seen.managers)
 
     def remember(self, obj: Obj | Observed) -> None:
         """Update the prior without attributing (an unchanged object seen by a relist)."""
@@ -204,8 +200,9 @@ class Attributor:
             self._priors[seen.uid] = prior_of(seen, self._priors.get(seen.uid))
 
 
-def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
-    after_keys = after.by_key  # built once per event: every rule below reads it
+def changed(event_type: str, before: Prior | None, after: Prior,
+            after_keys: dict[ManagerKey, Stamp]) -> Attribution:
+    """``after_keys``: ``after.by_key``, as observed (every rule below reads it)."""
     if event_type == "LISTED" or before is None:
         key = latest(after_keys)
         note = "listed; " if event_type == "LISTED" else ""
