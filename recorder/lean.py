@@ -26,12 +26,12 @@ class LeanMiss(Exception):
 _NULL = msgspec.Raw(b"null")  # a Raw field absent from the JSON
 
 
-class _Line(msgspec.Struct):
+class _Line(msgspec.Struct, gc=False):
     type: str
     object: msgspec.Raw
 
 
-class _ManagedField(msgspec.Struct):
+class _ManagedField(msgspec.Struct, gc=False):
     manager: str | None = None
     operation: str | None = None
     subresource: str | None = None
@@ -39,12 +39,12 @@ class _ManagedField(msgspec.Struct):
     fieldsV1: msgspec.Raw = _NULL
 
 
-class _OwnerRef(msgspec.Struct):
+class _OwnerRef(msgspec.Struct, gc=False):
     kind: str | None = None
     name: str | None = None
 
 
-class _Metadata(msgspec.Struct):
+class _Metadata(msgspec.Struct, gc=False):
     name: str | None = None
     namespace: str | None = None
     uid: str | None = None
@@ -56,20 +56,20 @@ class _Metadata(msgspec.Struct):
     managedFields: list[_ManagedField] | None = None
 
 
-class _Spec(msgspec.Struct):
+class _Spec(msgspec.Struct, gc=False):
     nodeName: str | None = None
 
 
-class _Source(msgspec.Struct):
+class _Source(msgspec.Struct, gc=False):
     component: str | None = None
     host: str | None = None
 
 
-class _Reference(msgspec.Struct):
+class _Reference(msgspec.Struct, gc=False):
     uid: str | None = None
 
 
-class Head(msgspec.Struct):
+class Head(msgspec.Struct, gc=False):
     """The parts of an object the recorder reads (envelope, attribution, checkpoint)."""
     apiVersion: str | None = None
     kind: str | None = None
@@ -83,13 +83,13 @@ class Head(msgspec.Struct):
     deprecatedSource: _Source | None = None
 
 
-class _Condition(msgspec.Struct):
+class _Condition(msgspec.Struct, gc=False):
     type: str | None = None
     status: str | None = None
     reason: str | None = None
 
 
-class _Conditions(msgspec.Struct):
+class _Conditions(msgspec.Struct, gc=False):
     conditions: list[_Condition] | None = None
 
 

@@ -70,7 +70,7 @@ class Node:
             self.attrs = [_attribute(key, i) for i, (key, _) in enumerate(self.keys)]
             fields = [(a, child.optional(), None) for a, (_, child) in zip(self.attrs, self.keys)]
             self.shape = "keys"
-            self.type = msgspec.defstruct("Wanted", fields, rename=_renamed(self))
+            self.type = msgspec.defstruct("Wanted", fields, rename=_renamed(self), gc=False)
         elif self.every is not None and not self.keys and not self.indexes:
             item = self.every.optional()
             self.shape, self.type = "every", list[item] | dict[str, item] | None
@@ -116,7 +116,7 @@ def _merged_type(base: Any, node: Node) -> Any:
             return None
         fields.append((info.name, merged | None, None))
     fields += [(attr, child.optional(), None) for attr, child in wanted.values()]
-    return msgspec.defstruct(base.__name__, fields, rename=_renamed(node))
+    return msgspec.defstruct(base.__name__, fields, rename=_renamed(node), gc=False)
 
 
 def _address(raw: msgspec.Raw) -> int:
