@@ -253,8 +253,12 @@ def _keys_collector(node: Node) -> Collect:
 def _every_collector(node: Node) -> Collect:
     """``[*]``: every item of a list, every value of a mapping."""
     item_node = node.every
-    if item_node.shape == "keys" and all(child.leaf for _, child in item_node.keys):
+    if _ends_in_leaves(item_node):
         return _every_leaves_collector(item_node.attrs)
+    if item_node.shape == "keys" and len(item_node.keys) == 1:
+        (_, child), = item_node.keys
+        if not child.leaf and child.shape == "every" and _ends_in_leaves(child.every):
+            return _nested_leaves_collector(item_node.attrs[0], child.every.attrs)
     visit = _visit(item_node)
 
     def collect(value: Any, base: int, found: list[Span]) -> None:
@@ -275,6 +279,28 @@ def _every_leaves_collector(names: list[str]) -> Collect:
                     if leaf is not None:
                         begin = _WORDS[(id(leaf) + _RAW_WORD) >> 3] - base
                         found.append((begin, begin + len(leaf)))
+    return collect
+
+
+def _ends_in_leaves(node: Node) -> bool:
+    return node.shape == "keys" and all(child.leaf for _, child in node.keys)
+
+
+def _nested_leaves_collector(key: str, names: list[str]) -> Collect:
+    """``[*].key[*]`` of Structs whose wanted keys all end a path
+    (``containers[*].env[*].value``), walked in one loop: two calls less per container."""
+    def collect(value: Any, base: int, found: list[Span]) -> None:
+        for outer in value.values() if type(value) is dict else value:
+            inner = getattr(outer, key) if outer is not None else None
+            if inner is None:
+                continue
+            for item in inner.values() if type(inner) is dict else inner:
+                if item is not None:
+                    for name in names:
+                        leaf = getattr(item, name)
+                        if leaf is not None:
+                            begin = _WORDS[(id(leaf) + _RAW_WORD) >> 3] - base
+                            found.append((begin, begin + len(leaf)))
     return collect
 
 

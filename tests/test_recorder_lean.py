@@ -174,6 +174,10 @@ ADVERSARIAL = {
     "already redacted": pod([{"name": "A", "value": REDACTED}, {"name": "B", "value": None}]),
     "empty and missing": pod([{"name": "A", "value": ""}, {"name": "B"}, {"name": "C", "valueFrom": {}}]),
     "env null": pod(None),
+    "containers and env as mappings, a null container": pod(
+        {"A": {"name": "A", "value": "s"}},
+        initContainers=[None, {"name": "i", "env": None}, {"name": "j", "env": [None, {"value": "t"}]}],
+        ephemeralContainers={"e": {"env": {"B": {"value": "u"}}}, "f": None}),
     "values at the kept test's edges": pod(  # 4 bytes not null; 16, 17 (not redacted), 18 bytes
         [{"name": "A", "value": "ab"}, {"name": "B", "value": 1234}, {"name": "C", "value": "x" * 14},
          {"name": "D", "value": "ktrace:redactex"}, {"name": "E", "value": "x" * 16}]),
