@@ -17,6 +17,7 @@ LISTED.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import Counter
@@ -262,7 +263,7 @@ class Writer:
         return extract_meta(parsed), extract_facts(kind, parsed)
 
     def _observe_lag(self, state: WatchState, attribution: Attribution, received_at: int) -> None:
-        written = parse_time(attribution.server_time)
+        written = _server_time(attribution.server_time)
         if written is not None:
             self.metrics.lag.observe(state.target.resource, max(received_at - written, 0) / 1e6)
 
@@ -286,6 +287,10 @@ class Writer:
 
 def time_us() -> int:
     return time.time_ns() // 1000
+
+
+#: managedFields times have one-second precision: many events share each one.
+_server_time = functools.lru_cache(maxsize=1024)(parse_time)
 
 
 _HANDLERS = {

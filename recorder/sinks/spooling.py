@@ -40,7 +40,9 @@ class SpoolingSink:
         self._inner: Sink | None = connect()  # a broker unreachable at start is a clear error
         self.max_record_bytes = self._inner.max_record_bytes
         self._unconfirmed: list[tuple[str, Record]] = []
-        self._cond = threading.Condition()
+        # ``send`` takes the lock itself: entering the Condition is a Python call more per record
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._spooling = len(spool) > 0
         self._stopping = False
         self._wake = threading.Event()
@@ -57,7 +59,7 @@ class SpoolingSink:
             return len(self._spool), self._spool.bytes
 
     def send(self, topic: str, record: Record) -> None:
-        with self._cond:
+        with self._lock:
             if not self._spooling:
                 try:
                     assert self._inner is not None
