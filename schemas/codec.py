@@ -66,6 +66,17 @@ def read_at(data: bytes, pos: int, fingerprint: bytes) -> tuple[Record, int]:
     return _read(stream, writer), stream.tell()
 
 
+def read_rows(data: bytes, pos: int, count: int, fingerprint: bytes) -> tuple[list[tuple], int]:
+    """Up to ``count`` envelope rows (``schemas.envelope.decode_rows``) of the records from
+    ``pos`` of ``data``, and where the next record starts; they stop before a record that
+    ``read_at`` gives to fastavro (typed parts, markers, an older schema, damage) or
+    refuses (an unknown schema)."""
+    writer = repository.by_fingerprint().get(fingerprint)
+    if writer is None or writer.schema is not repository.current().schema:
+        return [], pos
+    return envelope.decode_rows(data, pos, count)
+
+
 def _envelope_at(data: bytes, pos: int, writer_schema: Any) -> tuple[Record, int] | None:
     """An envelope-only record of the current schema decoded by hand (schemas/envelope.py),
     else None."""
