@@ -27,8 +27,9 @@ import pyarrow as pa
 
 from replayer import db, projections, typed
 from replayer.envelope import EnvelopeBatch
-from replayer.sources import Delivery, PartitionKey
+from replayer.sources import Delivery, DeliveryRun, PartitionKey
 from schemas.codec import Record
+from schemas.envelope import ROW_FIELDS, record_of
 from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES
 
@@ -44,6 +45,8 @@ def version_class(event_type: str) -> str:
     return SAME_VERSION.get(event_type, event_type)
 
 
+_CLUSTER, _NAMESPACE, _TYPE, _KIND, _UID, _RV_TEXT, _RV = (ROW_FIELDS.index(f) for f in (
+    "cluster", "namespace", "type", "kind", "uid", "resourceVersion", "resourceVersionNumber"))
 #: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.
 TYPED_KINDS = frozenset({
     "Pod", "EndpointSlice", "Event", "Node", "Lease", "ReplicaSet", "Deployment",
@@ -90,10 +93,15 @@ class RecordFilter:
     cluster: str | None = None
 
     def keeps(self, record: Record) -> bool:
-        if self.cluster is not None and record["cluster"] != self.cluster:
+        return self.keeps_values(record["cluster"], record.get("namespace"))
+
+    def keeps_values(self, cluster: str, namespace: str | None) -> bool:
+        if self.cluster is not None and cluster != self.cluster:
             return False
-        ns = record.get("namespace")
-        return self.namespace is None or ns is None or ns == self.namespace
+        return self.namespace is None or namespace is None or namespace == self.namespace
+
+    def keeps_all(self) -> bool:
+        return self.namespace is None and self.cluster is None
 
     def describe(self) -> str:
         return f"namespace={self.namespace or '*'} cluster={self.cluster or '*'}"
@@ -186,7 +194,7 @@ class Loader:
                     [self.load_id, source])
         self._reset_batch()
 
-    def load(self, deliveries: Iterable[Delivery], *,
+    def load(self, deliveries: Iterable[Delivery | DeliveryRun], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""
         taken_q: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
@@ -247,13 +255,16 @@ class Loader:
 
     # --- the reader thread -------------------------------------------------------------------
 
-    def _read(self, deliveries: Iterable[Delivery], taken_q: queue.Queue,
+    def _read(self, deliveries: Iterable[Delivery | DeliveryRun], taken_q: queue.Queue,
               stop: threading.Event) -> None:
         try:
             for delivery in deliveries:
                 if stop.is_set():
                     return
-                self._take(delivery)
+                if isinstance(delivery, DeliveryRun):
+                    self._take_run(delivery)
+                else:
+                    self._take(delivery)
                 if len(self.batch) >= self.batch_size and not _hand_over(
                         taken_q, self._detach(True), stop):
                     return
@@ -346,6 +357,52 @@ class Loader:
         else:
             self._take_record(d, d.record)
 
+    def _take_run(self, run: DeliveryRun) -> None:
+        """A run of envelope rows, taken as ``_take`` takes each record, in bulk: only a
+        row with something to report becomes a Delivery."""
+        key = (run.topic, run.partition)
+        last = self.positions.get(key)
+        if last is not None and run.offsets[0] <= last:
+            for delivery in run.deliveries():  # out of order: as each record says
+                self._take(delivery)
+            return
+        self.positions[key] = run.offsets[-1]
+        self._dirty = True
+        self.stats.deliveries += len(run.rows)
+        keep_all, kinds = self.keep.keeps_all(), self.stats.kinds
+        offsets, rows, data = [], [], [] if isinstance(run.data, list) else run.data
+        for i, (offset, row) in enumerate(zip(run.offsets, run.rows)):
+            if not (keep_all or self.keep.keeps_values(row[_CLUSTER], row[_NAMESPACE])):
+                self.stats.filtered += 1
+                continue
+            rtype, kind, uid = row[_TYPE], row[_KIND], row[_UID]
+            if rtype not in OBJECT_TYPES or not uid:  # a marker or no uid: as a Record
+                self._flush_rows(run, offsets, rows, data)  # the rows before it go first
+                offsets, rows, data = [], [], [] if isinstance(run.data, list) else run.data
+                record = record_of(row, run.data_of(i))
+                self._take_record(Delivery(run.topic, run.partition, offset, record), record)
+                continue
+            verdict = self._version_problem(uid, row[_RV], row[_RV_TEXT], kind, rtype)
+            if verdict is not None and not self._report_version(
+                    Delivery(run.topic, run.partition, offset, record_of(row, run.data_of(i))),
+                    *verdict):
+                continue
+            if kind not in TYPED_KINDS:
+                self.unknown_kinds[kind or "(none)"] += 1
+            kinds[kind or rtype] += 1
+            offsets.append(offset)
+            rows.append(row)
+            if isinstance(data, list):
+                data.append(run.data[i])
+        self._flush_rows(run, offsets, rows, data)
+
+    def _flush_rows(self, run: DeliveryRun, offsets: list[int], rows: list[tuple],
+                    data: bytes | list[bytes]) -> None:
+        if rows:
+            self.batch.add_rows(self.next_id, run.topic, run.partition, offsets, rows, data)
+            self.next_id += len(rows)
+            self.stats.loaded += len(rows)
+
     def _take_record(self, d: Delivery, r: Record) -> None:
         rtype = r.get("type")
         if rtype in MARKER_TYPES:
@@ -369,28 +426,41 @@ class Loader:
 
     def _check_version(self, d: Delivery, r: Record, rtype: str) -> bool:
         """False (and counted) for a duplicate; counts, but keeps, an out-of-order version."""
-        uid, rv, rv_text = r["uid"], r.get("resourceVersionNumber"), r.get("resourceVersion")
+        verdict = self._version_problem(r["uid"], r.get("resourceVersionNumber"),
+                                        r.get("resourceVersion"), r.get("kind"), rtype)
+        return verdict is None or self._report_version(d, *verdict)
+
+    def _report_version(self, d: Delivery, problem: str, detail: str) -> bool:
+        """Report a version's problem; whether the record is still loaded."""
+        if problem == "duplicate":
+            self._duplicate(d, detail)
+            return False
+        self._problem(d, problem, detail)
+        return True
+
+    def _version_problem(self, uid: str, rv: int | None, rv_text: str | None,
+                         kind: str | None, rtype: str) -> tuple[str, str] | None:
+        """What is wrong with this version of ``uid`` (``duplicate``: not loaded;
+        ``out_of_order``: loaded), None for nothing; a version loaded is remembered."""
         latest_rv, types = self.latest.get(uid, (None, set()))
         version = version_class(rtype) if rv_text else rtype  # no resourceVersion: no version
         older = rv is not None and latest_rv is not None and rv < latest_rv
         unordered = rv is None and bool(rv_text)  # not a number: only equality, receive order
         if (older or unordered) and self._seen_before(uid, rv_text, version):
-            self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
-            return False
+            return "duplicate", f"{kind} {uid} rv {rv_text} {rtype}"
+        verdict = None
         if older:
-            self._problem(d, "out_of_order",
-                          f"{r.get('kind')} {uid} rv {rv_text} after {latest_rv}")
+            verdict = "out_of_order", f"{kind} {uid} rv {rv_text} after {latest_rv}"
         elif unordered:
             pass
         elif rv == latest_rv and version in types:
-            self._duplicate(d, f"{r.get('kind')} {uid} rv {rv_text} {rtype}")
-            return False
+            return "duplicate", f"{kind} {uid} rv {rv_text} {rtype}"
         elif latest_rv is None or rv > latest_rv:
             self.latest[uid] = (rv, {version})
         else:
             types.add(version)
         self.batch_keys.add((uid, rv_text, version))  # older versions are checked against these
-        return True
+        return verdict
 
     def _seen_before(self, uid: str, rv_text: str | None, version: str) -> bool:
         key = (uid, rv_text, version)

@@ -41,7 +41,7 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
     loader = Loader(con, source_name, locator=source.locator, keep=keep,
                     store_objects=store_objects)
     loader.load(source.read(source.topics(prefix), after=loader.positions,
-                            since_us=since_us, until_us=until_us), on_batch=on_batch)
+                            since_us=since_us, until_us=until_us, runs=True), on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
 
@@ -60,7 +60,7 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
     while True:
         pending = None if positions is None else _first_and_rest(
             source.read(source.topics(prefix), after=positions, since_us=since_us,
-                        until_us=until_us))
+                        until_us=until_us, runs=True))
         if positions is None or pending is not None:
             con = db.open_db(path)
             try:
@@ -68,7 +68,7 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
                                 store_objects=store_objects)
                 if pending is None:  # the first catch-up resumes from the database
                     pending = source.read(source.topics(prefix), after=loader.positions,
-                                          since_us=since_us, until_us=until_us)
+                                          since_us=since_us, until_us=until_us, runs=True)
                 loader.load(pending, on_batch=on_batch)
                 loader.finish()
                 positions = dict(loader.positions)

@@ -10,6 +10,7 @@ import io
 from fastavro import schemaless_reader
 from hypothesis import given, settings, strategies as st
 
+from replayer.envelope import EnvelopeBatch
 from schemas import codec, envelope, locallog, repository
 from tests.replayer_data import DATA
 
@@ -90,3 +91,36 @@ def test_damaged_bodies_decode_as_fastavro_decodes_them_or_are_declined(draw):
     fast = envelope.decode_at(body, 0)
     if fast is not None:
         assert fast == _fastavro(body, 0)
+
+
+def test_rows_decode_as_fastavro_decodes_them_and_stop_before_what_it_reads():
+    pos = by_rows = declined = 0
+    while pos < len(BLOCK):
+        rows, end = envelope.decode_rows(BLOCK, pos, 500)
+        for row in rows:
+            expected, pos = _fastavro(BLOCK, pos)
+            record = envelope.record_of(row, BLOCK)
+            assert record == expected and list(record) == list(expected)
+            by_rows += 1
+        assert end == pos
+        if len(rows) < 500 and pos < len(BLOCK):  # stopped before a record fastavro reads
+            assert envelope.decode_at(BLOCK, pos) is None
+            pos = _fastavro(BLOCK, pos)[1]
+            declined += 1
+    assert by_rows == len(ENVELOPES) - declined and declined > 0
+
+
+def test_a_batch_holds_each_object_as_its_record_has_it():
+    """The object column views the bytes rows were decoded from, and Records' own bytes;
+    short objects are held in the view itself (Arrow's 12-byte inline values)."""
+    base = next(r for r in ENVELOPES if not r["marker"] and r["object"])
+    records = [base, {**base, "object": None}, {**base, "object": b"{}", "objectSize": 2},
+               {**base, "object": b"x" * 12}, {**base, "object": b"y" * 13}]
+    data = b"".join(envelope.encode(r) for r in records)
+    rows, _ = envelope.decode_rows(data, 0, len(records))
+    batch = EnvelopeBatch(1)
+    batch.add_rows(1, "t.pods", 0, range(len(rows)), rows, data)
+    for i, record in enumerate(records + [RECORDED[0]]):
+        batch.add(10 + i, "t.pods", 0, 10 + i, record)
+    objects = batch.table().column("object").to_pylist()
+    assert objects == [r["object"] for r in records + records + [RECORDED[0]]]

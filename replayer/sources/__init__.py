@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Protocol, Sequence
 
+from schemas import envelope
 from schemas.codec import Record
 from schemas.errors import DecodeError
 
@@ -26,6 +27,28 @@ class Delivery:
 
     def where(self) -> str:
         return f"{self.topic}/{self.partition}@{self.offset}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryRun:
+    """Envelope-only records that follow one another in a partition, as the envelope rows
+    ``schemas.envelope.decode_rows`` gives (their objects' spans point into ``data``: one
+    buffer for every row, a local-log block, or one per row, Kafka messages): a load takes
+    them without a Record or a copy of the object per record."""
+
+    topic: str
+    partition: int
+    offsets: list[int]
+    rows: list[tuple]
+    data: bytes | list[bytes]
+
+    def data_of(self, i: int) -> bytes:
+        return self.data[i] if isinstance(self.data, list) else self.data
+
+    def deliveries(self) -> Iterator[Delivery]:
+        for i, (offset, row) in enumerate(zip(self.offsets, self.rows)):
+            yield Delivery(self.topic, self.partition, offset,
+                           envelope.record_of(row, self.data_of(i)))
 
 
 @dataclass(frozen=True)
@@ -56,10 +79,12 @@ class Source(Protocol):
         since_us: int | None = None,
         until_us: int | None = None,
         follow: bool = False,
-    ) -> Iterator[Delivery]:
+        runs: bool = False,
+    ) -> Iterator[Delivery | DeliveryRun]:
         """Records of ``topics``: from just after ``after``'s offsets where given, else from
         the first record received at or after ``since_us`` (else the beginning); stops at
-        the end of what exists when called, or keeps waiting with ``follow``."""
+        the end of what exists when called, or keeps waiting with ``follow``. With ``runs``
+        a source may give records in DeliveryRuns (a loader's bulk path), else Deliveries."""
         ...
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]: ...

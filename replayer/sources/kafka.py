@@ -14,9 +14,10 @@ from typing import Iterator, Mapping, Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from replayer.sources import Delivery, PartitionKey, TopicSummary
+from replayer.sources import Delivery, DeliveryRun, PartitionKey, TopicSummary
+from schemas import envelope, repository
 from schemas.errors import DecodeError, TransportError, Unreadable
-from schemas.framing import ValueDecoder
+from schemas.framing import HEADER_SCHEMA, ValueDecoder
 from schemas.kafka_settings import KafkaSettings
 from schemas.registry import RegistryClient
 
@@ -25,6 +26,7 @@ POLL_S = 0.5
 #: Messages taken from librdkafka's queue per call.
 CONSUME_BATCH = 5000
 LOCATOR_PREFIX = "kafka:"
+_RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
 
@@ -71,7 +73,8 @@ class KafkaSource:
         since_us: int | None = None,
         until_us: int | None = None,
         follow: bool = False,
-    ) -> Iterator[Delivery]:
+        runs: bool = False,
+    ) -> Iterator[Delivery | DeliveryRun]:
         partitions = self._partitions(topics)
         if not partitions:
             return
@@ -81,7 +84,9 @@ class KafkaSource:
         self._consumer.assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
         remaining = {key for key, start in starts.items() if start < ends[key]}
         stopped: set[PartitionKey] = set()
+        fingerprint = repository.current().fingerprint if runs else None
         while follow or remaining:
+            pending = _Pending()
             for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
                 key = (message.topic(), message.partition())
                 if key in stopped:
@@ -90,10 +95,22 @@ class KafkaSource:
                     if message.error().code() == KafkaError._PARTITION_EOF:
                         continue
                     raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
-                delivery = _decode(message, self._decoder)
-                record = delivery.record
                 if not follow and message.offset() + 1 >= ends[key]:
                     remaining.discard(key)
+                value = message.value() or b""
+                row = _envelope_row(value, message.headers(), fingerprint)
+                if row is not None:  # an envelope-only record: taken into a run
+                    received = row[_RECEIVED_AT]
+                    if since_us is not None and received < since_us:
+                        continue
+                    if until_us is not None and received > until_us:
+                        self._stop(key, stopped, remaining)
+                        continue
+                    yield from pending.add(key, message.offset(), row, value)
+                    continue
+                yield from pending.take()
+                delivery = _decode(message, self._decoder)
+                record = delivery.record
                 if getattr(delivery.error, "retryable", False):
                     # The rest of this partition waits for the next read, which starts
                     # again at this record (the loader keeps its position before it).
@@ -106,6 +123,7 @@ class KafkaSource:
                     self._stop(key, stopped, remaining)
                     continue
                 yield delivery
+            yield from pending.take()
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries = []
@@ -191,6 +209,47 @@ class KafkaSource:
         self._consumer.pause([TopicPartition(*key)])
         stopped.add(key)
         remaining.discard(key)
+
+
+class _Pending:
+    """The envelope rows of one partition's consecutive messages, until a run is taken."""
+
+    def __init__(self) -> None:
+        self.key: PartitionKey | None = None
+        self.offsets: list[int] = []
+        self.rows: list[tuple] = []
+        self.values: list[bytes] = []
+
+    def add(self, key: PartitionKey, offset: int, row: tuple, value: bytes) -> list[DeliveryRun]:
+        """Add one row; the run of another partition it ends, if any."""
+        done = self.take() if key != self.key else []
+        self.key = key
+        self.offsets.append(offset)
+        self.rows.append(row)
+        self.values.append(value)
+        return done
+
+    def take(self) -> list[DeliveryRun]:
+        if not self.rows or self.key is None:
+            return []
+        run = DeliveryRun(*self.key, self.offsets, self.rows, self.values)
+        self.key, self.offsets, self.rows, self.values = None, [], [], []
+        return [run]
+
+
+def _envelope_row(value: bytes, headers: list[tuple[str, bytes]] | None,
+                  fingerprint: bytes | None) -> tuple | None:
+    """The envelope row of a message framed with the current schema's fingerprint whose
+    value is one envelope-only record; None for anything the ValueDecoder reads."""
+    if fingerprint is None:
+        return None
+    for name, given in headers or ():
+        if name == HEADER_SCHEMA:
+            if given != fingerprint:
+                return None
+            rows, end = envelope.decode_rows(value, 0, 1)
+            return rows[0] if rows and end == len(value) else None
+    return None
 
 
 def _decode(message: Message, decoder: ValueDecoder) -> Delivery:

@@ -8,13 +8,14 @@ import os
 import time
 from typing import Iterator, Mapping, Sequence
 
-from replayer.sources import Delivery, PartitionKey, TopicSummary
-from schemas import codec, locallog
+from replayer.sources import Delivery, DeliveryRun, PartitionKey, TopicSummary
+from schemas import codec, envelope, locallog
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
 LOCATOR_PREFIX = "local:"
+_RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 
 
 class LocalLogSource:
@@ -62,15 +63,23 @@ class LocalLogSource:
         since_us: int | None = None,
         until_us: int | None = None,
         follow: bool = False,
-    ) -> Iterator[Delivery]:
+        runs: bool = False,
+    ) -> Iterator[Delivery | DeliveryRun]:
         cursors = {t: (after or {}).get((t, 0)) for t in topics}
         while True:
             progressed = False
             for topic in topics:
-                for delivery in self._read_topic(topic, cursors[topic], since_us, until_us):
-                    cursors[topic] = delivery.offset
+                for item in self._read_topic(topic, cursors[topic], since_us, until_us):
                     progressed = True
-                    yield delivery
+                    if isinstance(item, Delivery):
+                        cursors[topic] = item.offset
+                        yield item
+                        continue
+                    cursors[topic] = item.offsets[-1]
+                    if runs:
+                        yield item
+                    else:
+                        yield from item.deliveries()
             if not follow:
                 return
             if not progressed:
@@ -80,12 +89,17 @@ class LocalLogSource:
         summaries = []
         for topic in topics:
             count, first, last = 0, None, None
-            for delivery in self._read_topic(topic, None, None, None):
-                count += 1
-                if delivery.record is not None:
-                    received = delivery.record["receivedAt"]
-                    first = received if first is None else min(first, received)
-                    last = received if last is None else max(last, received)
+            for item in self._read_topic(topic, None, None, None):
+                if isinstance(item, DeliveryRun):
+                    times = [row[_RECEIVED_AT] for row in item.rows]
+                elif item.record is not None:
+                    times = [item.record["receivedAt"]]
+                else:
+                    times = []
+                count += len(item.rows) if isinstance(item, DeliveryRun) else 1
+                if times:
+                    first = min(times) if first is None else min(first, *times)
+                    last = max(times) if last is None else max(last, *times)
             summaries.append(TopicSummary(topic, 1, count, first, last))
         return summaries
 
@@ -93,7 +107,7 @@ class LocalLogSource:
         """Nothing to release: files are opened per read."""
 
     def _read_topic(self, topic: str, after: int | None, since_us: int | None,
-                    until_us: int | None) -> Iterator[Delivery]:
+                    until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
         topic_dir = os.path.join(self._directory, topic)
         if not os.path.isdir(topic_dir):
             return
@@ -109,13 +123,19 @@ class LocalLogSource:
             if index < after_segment:
                 continue
             newest = index == segments[-1][0]
-            for delivery in _read_segment(topic, index, path, after, newest=newest):
-                record = delivery.record
-                if record is not None and since_us is not None and record["receivedAt"] < since_us:
+            for item in _read_segment(topic, index, path, after, newest=newest):
+                if isinstance(item, DeliveryRun) and since_us is None and until_us is None:
+                    yield item
                     continue
-                if record is not None and until_us is not None and record["receivedAt"] > until_us:
-                    return
-                yield delivery
+                for delivery in item.deliveries() if isinstance(item, DeliveryRun) else (item,):
+                    record = delivery.record
+                    if (record is not None and since_us is not None
+                            and record["receivedAt"] < since_us):
+                        continue
+                    if (record is not None and until_us is not None
+                            and record["receivedAt"] > until_us):
+                        return
+                    yield delivery
 
 
 def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: int | None,
@@ -162,7 +182,7 @@ def _missing_segments(topic: str, first: int, stop: int) -> Delivery:
 
 
 def _read_segment(topic: str, index: int, path: str, after: int | None, *,
-                  newest: bool) -> Iterator[Delivery]:
+                  newest: bool) -> Iterator[Delivery | DeliveryRun]:
     resuming_here = after is not None and locallog.split_position(after)[0] == index
     try:
         fh = open(path, "rb")
@@ -191,7 +211,7 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, *,
 
 
 def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.SegmentHeader,
-                 after: int | None, *, live: bool) -> Iterator[Delivery]:
+                 after: int | None, *, live: bool) -> Iterator[Delivery | DeliveryRun]:
     start, skip_through = None, -1
     if after is not None:
         segment, block_pos, in_block = locallog.split_position(after)
@@ -207,17 +227,33 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.Segme
                               locallog.make_position(index, item.end, 0),
                               item.end - item.position, item.reason)
             continue
-        pos = 0
         first = skip_through + 1 if item.position == start else 0
-        for i in range(item.count):
-            offset = locallog.make_position(index, item.position, i)
-            try:
-                record, pos = codec.read_at(item.data, pos, header.fingerprint)
-            except DecodeError as exc:  # the rest of this block cannot be framed
-                yield Delivery(topic, 0, offset, None, Unreadable(
-                    f"records {i}..{item.count - 1} of the block do not decode: {exc}",
-                    item.end - item.position if i == 0 else None,
-                    locallog.make_position(index, item.end, 0)))
-                break
-            if i >= first:
-                yield Delivery(topic, 0, offset, record)
+        yield from _block_records(topic, index, item, header.fingerprint, first)
+
+
+def _block_records(topic: str, index: int, block: locallog.Block, fingerprint: bytes,
+                   first: int) -> Iterator[Delivery | DeliveryRun]:
+    """The records of ``block`` from its ``first``: runs of envelope rows, a Delivery for
+    each record fastavro reads, and where the block stops decoding."""
+    pos = i = 0
+    while i < block.count:
+        rows, end = codec.read_rows(block.data, pos, block.count - i, fingerprint)
+        if rows:
+            kept = range(max(i, first), i + len(rows))
+            if kept:
+                yield DeliveryRun(topic, 0, [locallog.make_position(index, block.position, k)
+                                             for k in kept], rows[kept.start - i:], block.data)
+            i, pos = i + len(rows), end
+            continue
+        offset = locallog.make_position(index, block.position, i)
+        try:
+            record, pos = codec.read_at(block.data, pos, fingerprint)
+        except DecodeError as exc:  # the rest of this block cannot be framed
+            yield Delivery(topic, 0, offset, None, Unreadable(
+                f"records {i}..{block.count - 1} of the block do not decode: {exc}",
+                block.end - block.position if i == 0 else None,
+                locallog.make_position(index, block.end, 0)))
+            return
+        if i >= first:
+            yield Delivery(topic, 0, offset, record)
+        i += 1
