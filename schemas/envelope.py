@@ -177,15 +177,20 @@ def record_of(row: tuple, data: bytes) -> Record:
     return record
 
 
+#: The leading parts records repeat — a session's (cluster, session), a watch's (type,
+#: inferred, apiVersion, kind, resource) — as their bytes and values, newest first: a body
+#: that starts with one is read past it by one comparison. Entries are whole tuples (a
+#: reader on another thread sees each whole or not at all).
+_heads: list[tuple[bytes, tuple]] = []
+_watches: list[tuple[bytes, tuple]] = []
+_REPEATS = 8
+
+
 def _decode(data: bytes, pos: int) -> tuple[tuple, int]:
-    cluster, pos = _read_string(data, pos)
-    session, pos = _read_string(data, pos)
+    (cluster, session), pos = _repeated(data, pos, _heads, _read_head)
     seq, pos = _read_long(data, pos)
-    type_index, pos = _read_long(data, pos)
-    inferred, pos = _read_boolean(data, pos)
-    api_version, pos = _read_string(data, pos)
-    kind, pos = _read_string(data, pos)
-    resource, pos = _read_string(data, pos)
+    (event_type, inferred, api_version, kind, resource), pos = _repeated(
+        data, pos, _watches, _read_watch)
     namespace, pos = _read_optional(data, pos)
     name, pos = _read_optional(data, pos)
     uid, pos = _read_optional(data, pos)
@@ -198,12 +203,40 @@ def _decode(data: bytes, pos: int) -> tuple[tuple, int]:
     body, pos = _read_union(data, pos, _read_span)
     object_size, pos = _read_long(data, pos)
     truncated, pos = _read_boolean(data, pos)
-    if data[pos:pos + 3] != _TRAILER or not 0 <= type_index < len(_SYMBOLS):
+    if data[pos:pos + 3] != _TRAILER:
         raise _NotEnvelope
-    return (cluster.decode(), session.decode(), seq, _SYMBOLS[type_index], inferred,
-            api_version.decode(), kind.decode(), resource.decode(), namespace, name, uid,
-            resource_version, rv_number, time_source.decode(), received_at, component,
-            attribution, body, object_size, truncated), pos + 3
+    return (cluster, session, seq, event_type, inferred, api_version, kind, resource,
+            namespace, name, uid, resource_version, rv_number, time_source.decode(),
+            received_at, component, attribution, body, object_size, truncated), pos + 3
+
+
+def _repeated(data: bytes, pos: int, seen: list[tuple[bytes, tuple]],
+              read: Callable[[bytes, int], tuple[tuple, int]]) -> tuple[tuple, int]:
+    for prefix, values in seen:
+        if data.startswith(prefix, pos):
+            return values, pos + len(prefix)
+    values, end = read(data, pos)
+    seen.insert(0, (data[pos:end], values))
+    del seen[_REPEATS:]
+    return values, end
+
+
+def _read_head(data: bytes, pos: int) -> tuple[tuple, int]:
+    cluster, pos = _read_string(data, pos)
+    session, pos = _read_string(data, pos)
+    return (cluster.decode(), session.decode()), pos
+
+
+def _read_watch(data: bytes, pos: int) -> tuple[tuple, int]:
+    type_index, pos = _read_long(data, pos)
+    if not 0 <= type_index < len(_SYMBOLS):
+        raise _NotEnvelope
+    inferred, pos = _read_boolean(data, pos)
+    api_version, pos = _read_string(data, pos)
+    kind, pos = _read_string(data, pos)
+    resource, pos = _read_string(data, pos)
+    return (_SYMBOLS[type_index], inferred, api_version.decode(), kind.decode(),
+            resource.decode()), pos
 
 
 def _read_long(data: bytes, pos: int) -> tuple[int, int]:
@@ -247,8 +280,17 @@ def _read_optional(data: bytes, pos: int) -> tuple[str | None, int]:
     branch = data[pos]
     if branch == 0:
         return None, pos + 1
-    raw, pos = _read_bytes(data, _present(branch, pos))
-    return raw.decode(), pos
+    if branch != 2:
+        raise _NotEnvelope
+    size = data[pos + 1]
+    if size < 0x80 and not size & 1:  # a short length: most strings, read here
+        start = pos + 2
+        end = start + (size >> 1)
+        if end > len(data):
+            raise _NotEnvelope
+        return data[start:end].decode(), end
+    raw, end = _read_bytes(data, pos + 1)
+    return raw.decode(), end
 
 
 def _read_union(data: bytes, pos: int, read: Callable[[bytes, int], tuple[Any, int]]
