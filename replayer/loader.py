@@ -502,7 +502,6 @@ class Loader:
 
     def _insert_batch(self, taken: TakenBatch) -> None:
         typed.insert_batch(self.con, taken.kinds)
-        projections.mark_touched(self.con)
         self._report_bad_json(taken)
 
     def _report_bad_json(self, taken: TakenBatch) -> None:

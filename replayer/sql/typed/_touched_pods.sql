@@ -1,23 +1,24 @@
--- The pods whose pod_transitions/pod_lifecycle rows a load batch may change (read after the
--- batch's typed rows are inserted): pods with a record in it; pods an Event in it is about,
--- or whose owner it is about ("Deleted pod: NAME"); the targets of EndpointSlices in it;
--- pods deleted on a Node at or after a Node record in it (the node's state then); and every
--- pod sharing a touched pod's name (a name reused by a new uid ends the old one).
+-- The pods whose pod_transitions/pod_lifecycle rows the records loaded since the last
+-- refresh (`loaded`, a view of raw_events) may change: pods with a record in them; pods an
+-- Event in them is about, or whose owner it is about ("Deleted pod: NAME"); the targets of
+-- EndpointSlices in them; pods deleted on a Node at or after a Node record in them (the
+-- node's state then); and every pod sharing a touched pod's name (a name reused by a new
+-- uid ends the old one).
 WITH touched AS (
-    SELECT uid FROM batch WHERE kind = 'Pod' AND uid IS NOT NULL
+    SELECT uid FROM loaded WHERE kind = 'Pod' AND uid IS NOT NULL
     UNION
-    SELECT e.regarding_uid FROM k8s_events e JOIN batch b USING (event_id)
+    SELECT e.regarding_uid FROM k8s_events e JOIN loaded b USING (event_id)
     WHERE e.regarding_uid IS NOT NULL
     UNION
     SELECT o.uid FROM owner_refs o
-    WHERE o.owner_uid IN (SELECT e.regarding_uid FROM k8s_events e JOIN batch b USING (event_id))
+    WHERE o.owner_uid IN (SELECT e.regarding_uid FROM k8s_events e JOIN loaded b USING (event_id))
     UNION
     SELECT e.target_uid FROM endpoints e
     WHERE e.target_uid IS NOT NULL
-      AND e.slice_uid IN (SELECT uid FROM batch WHERE kind = 'EndpointSlice')
+      AND e.slice_uid IN (SELECT uid FROM loaded WHERE kind = 'EndpointSlice')
     UNION
     SELECT r.uid FROM raw_events r JOIN pods p USING (event_id)
-    JOIN (SELECT name, min(received_at) AS since FROM batch WHERE kind = 'Node' GROUP BY name) n
+    JOIN (SELECT name, min(received_at) AS since FROM loaded WHERE kind = 'Node' GROUP BY name) n
       ON p.node_name = n.name AND r.received_at >= n.since
     WHERE r.type IN ('DELETED', 'INFERRED_DELETED'))
 SELECT uid FROM touched
