@@ -370,38 +370,42 @@ class Loader:
         self._dirty = True
         self.stats.deliveries += len(run.rows)
         keep_all, kinds = self.keep.keeps_all(), self.stats.kinds
-        offsets, rows, data = [], [], [] if isinstance(run.data, list) else run.data
-        for i, (offset, row) in enumerate(zip(run.offsets, run.rows)):
+        kept: list[int] = []  # the rows taken since the last flush
+        for i, row in enumerate(run.rows):
             if not (keep_all or self.keep.keeps_values(row[_CLUSTER], row[_NAMESPACE])):
                 self.stats.filtered += 1
                 continue
             rtype, kind, uid = row[_TYPE], row[_KIND], row[_UID]
             if rtype not in OBJECT_TYPES or not uid:  # a marker or no uid: as a Record
-                self._flush_rows(run, offsets, rows, data)  # the rows before it go first
-                offsets, rows, data = [], [], [] if isinstance(run.data, list) else run.data
+                self._flush_rows(run, kept)  # the rows before it go first
+                kept = []
                 record = record_of(row, run.data_of(i))
-                self._take_record(Delivery(run.topic, run.partition, offset, record), record)
+                self._take_record(Delivery(run.topic, run.partition, run.offsets[i], record),
+                                  record)
                 continue
             verdict = self._version_problem(uid, row[_RV], row[_RV_TEXT], kind, rtype)
-            if verdict is not None and not self._report_version(
-                    Delivery(run.topic, run.partition, offset, record_of(row, run.data_of(i))),
+            if verdict is not None and not self._report_version(Delivery(
+                    run.topic, run.partition, run.offsets[i], record_of(row, run.data_of(i))),
                     *verdict):
                 continue
             if kind not in TYPED_KINDS:
                 self.unknown_kinds[kind or "(none)"] += 1
             kinds[kind or rtype] += 1
-            offsets.append(offset)
-            rows.append(row)
-            if isinstance(data, list):
-                data.append(run.data[i])
-        self._flush_rows(run, offsets, rows, data)
+            kept.append(i)
+        self._flush_rows(run, kept)
 
-    def _flush_rows(self, run: DeliveryRun, offsets: list[int], rows: list[tuple],
-                    data: bytes | list[bytes]) -> None:
-        if rows:
-            self.batch.add_rows(self.next_id, run.topic, run.partition, offsets, rows, data)
-            self.next_id += len(rows)
-            self.stats.loaded += len(rows)
+    def _flush_rows(self, run: DeliveryRun, kept: list[int]) -> None:
+        """Add the rows ``kept`` of ``run`` (indices, in order) to the batch."""
+        if not kept:
+            return
+        if len(kept) == len(run.rows):  # the whole run: most runs
+            offsets, rows, data = run.offsets, run.rows, run.data
+        else:
+            offsets, rows = [run.offsets[i] for i in kept], [run.rows[i] for i in kept]
+            data = [run.data[i] for i in kept] if isinstance(run.data, list) else run.data
+        self.batch.add_rows(self.next_id, run.topic, run.partition, offsets, rows, data)
+        self.next_id += len(rows)
+        self.stats.loaded += len(rows)
 
     def _take_record(self, d: Delivery, r: Record) -> None:
         rtype = r.get("type")

@@ -14,10 +14,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from recorder.sinks.locallog import LocalLogSink
 from replayer import db, typed
 from replayer.loader import Loader, RecordFilter
 from replayer.replay import replay
-from replayer.sources import Delivery
+from replayer.sources import Delivery, DeliveryRun
 from replayer.sources.locallog import LocalLogSource
 from schemas.errors import DecodeError
 from tests.replayer_data import recording, rows
@@ -301,3 +302,33 @@ def test_non_numeric_resource_versions_compare_for_equality_only(tmp_path: Path)
     assert rows(con, "SELECT resource_version FROM object_versions WHERE uid = 'uid-x' "
                      "ORDER BY version_no") == [("zeta",), ("alpha",), ("beta",)]
     con.close()
+
+
+def test_runs_are_taken_as_their_records_are_one_by_one(tmp_path: Path):
+    """The bulk path (DeliveryRuns of envelope rows) against the same records as Deliveries:
+    the same rows, problems and counts, with a filter, duplicates (a run sent again under
+    another topic) and a run at offsets already taken."""
+    log = tmp_path / "log"
+    sink = LocalLogSink(str(log))  # as the recorder writes by default: no typed parts
+    for d in deliveries():
+        sink.send(d.topic, d.record if d.record["marker"] else
+                  {**d.record, "meta": None, "facts": None})
+    sink.close()
+    source = LocalLogSource(str(log))
+    items = list(source.read(source.topics("ktrace"), runs=True))
+    runs = [item for item in items if isinstance(item, DeliveryRun)]
+    assert runs and any(isinstance(item, Delivery) for item in items)  # markers
+    again = [dataclasses.replace(run, topic="t.again") for run in runs[:3]]
+    items += again + [runs[0]]
+    flat = [d for item in items
+            for d in (item.deliveries() if isinstance(item, DeliveryRun) else [item])]
+    taken = {}
+    for name, given in (("runs", items), ("records", flat)):
+        con = db.open_db(str(tmp_path / f"{name}.duckdb"))
+        stats = Loader(con, "s", keep=RecordFilter(namespace="race")).load(given)
+        taken[name] = (snapshot(con), dataclasses.replace(stats, problems=dict(stats.problems),
+                                                          kinds=dict(stats.kinds)))
+    assert taken["runs"] == taken["records"]
+    stats = taken["runs"][1]
+    assert stats.duplicates > 0 and stats.filtered > 0
+    assert stats.problems["out_of_order_offset"] >= len(runs[0].rows)
