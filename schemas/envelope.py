@@ -187,9 +187,9 @@ _REPEATS = 8
 
 
 def _decode(data: bytes, pos: int) -> tuple[tuple, int]:
-    (cluster, session), pos = _repeated(data, pos, _heads, _read_head)
+    (cluster, session), pos = _read_repeated(data, pos, _heads, _read_head)
     seq, pos = _read_long(data, pos)
-    (event_type, inferred, api_version, kind, resource), pos = _repeated(
+    (event_type, inferred, api_version, kind, resource), pos = _read_repeated(
         data, pos, _watches, _read_watch)
     namespace, pos = _read_optional(data, pos)
     name, pos = _read_optional(data, pos)
@@ -210,8 +210,8 @@ def _decode(data: bytes, pos: int) -> tuple[tuple, int]:
             received_at, component, attribution, body, object_size, truncated), pos + 3
 
 
-def _repeated(data: bytes, pos: int, seen: list[tuple[bytes, tuple]],
-              read: Callable[[bytes, int], tuple[tuple, int]]) -> tuple[tuple, int]:
+def _read_repeated(data: bytes, pos: int, seen: list[tuple[bytes, tuple]],
+                   read: Callable[[bytes, int], tuple[tuple, int]]) -> tuple[tuple, int]:
     for prefix, values in seen:
         if data.startswith(prefix, pos):
             return values, pos + len(prefix)
