@@ -115,7 +115,8 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     try:
         for model in models():
             columns = _columns(con, f"({model.select})")
-            con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} ({_definitions(model.table, columns)})")
+            definitions = _definitions(model.table, columns)
+            con.execute(f"CREATE TABLE IF NOT EXISTS {model.table} ({definitions})")
             if columns != _columns(con, model.table):
                 stale.append(model.table)
     finally:

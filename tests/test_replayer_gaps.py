@@ -44,8 +44,9 @@ def test_a_delay_during_the_recorders_downtime_is_unknown_not_slow(recorded):
 def test_run_to_watch_is_judged_by_the_kubelets_part_when_the_status_write_time_is_known(recorded):
     """The running status's managedFields time splits run → watch: the kubelet's part
     (run_to_api) is judged; the rest is how late the recording saw it, never the cluster's."""
-    split = rows(recorded, "SELECT count(*) FROM pod_lifecycle WHERE status_written_at IS NOT NULL "
-                           "AND run_to_watch_s > 0 AND NOT list_contains(derived_steps, 'running')")[0][0]
+    split = rows(recorded, "SELECT count(*) FROM pod_lifecycle "
+                           "WHERE status_written_at IS NOT NULL AND run_to_watch_s > 0 "
+                           "AND NOT list_contains(derived_steps, 'running')")[0][0]
     assert split > 5
     every_run = rows(recorded, "SELECT count(*) FROM gaps_with(['run_to_api_s'], [-1.0]) "
                                "WHERE type = 'run_to_api'")[0][0]

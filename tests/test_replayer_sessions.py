@@ -63,20 +63,25 @@ class Session:
         keys = [f"{resource}.{group}.{ns}" for ns in self.watches[resource] or ("_all",)]
         at = at_us(at_s)
         return at, resource, records.marker_record(
-            cluster=self.cluster, session=self.name, seq=self._next(resource), event_type=event_type,
-            resource=resource, api_version="v1", kind=kind, received_at=at,
+            cluster=self.cluster, session=self.name, seq=self._next(resource),
+            event_type=event_type, resource=resource, api_version="v1", kind=kind, received_at=at,
             kinds=keys if event_type == "SESSION_START" else [])
 
     def _object(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
         at, resource = at_us(at_s), RESOURCES[obj["kind"]]
         return at, resource, records.object_record(
             cluster=self.cluster, session=self.name, seq=self._next(resource),
-            event_type=event_type, resource=resource, obj=obj, object_json=orjson.dumps(obj), received_at=at,
-            component="kubelet", attribution="managedFields:kubelet:Update:status")
+            event_type=event_type, resource=resource, obj=obj, object_json=orjson.dumps(obj),
+            received_at=at, component="kubelet", attribution="managedFields:kubelet:Update:status")
 
 
 def at_us(seconds: float) -> int:
     return BASE_TIME_US + int(seconds * SECOND_US)
+
+
+def at_time(seconds: float) -> datetime:
+    """``at_us`` as a naive UTC datetime (as the analyses take and give times)."""
+    return datetime.fromtimestamp(at_us(seconds) / SECOND_US, timezone.utc).replace(tzinfo=None)
 
 
 def load(tmp_path: Path, *sessions: Session):
@@ -173,8 +178,7 @@ def deleting(uid: str, namespace: str, at_s: float) -> list[tuple[float, str, di
     added["metadata"]["namespace"] = namespace
     deleted = pod(uid, 1)
     deleted["metadata"].update(namespace=namespace, deletionGracePeriodSeconds=0,
-                               deletionTimestamp=datetime.fromtimestamp(
-                                   at_us(at_s) / SECOND_US, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+                               deletionTimestamp=at_time(at_s).strftime("%Y-%m-%dT%H:%M:%SZ"))
     return [(0.5, "ADDED", added), (at_s, "MODIFIED", deleted)]
 
 
@@ -187,7 +191,7 @@ def test_a_stretch_hides_only_its_own_clusters_and_namespaces_objects(tmp_path):
     other = [Session("other-1", 0, 50, {"pods": ()}, cluster="other"),
              Session("other-2", 150, 200, {"pods": ()}, cluster="other")]
     con = load(tmp_path, a, *b, *other)
-    judged = stuck(con, at=datetime.fromtimestamp(at_us(100) / SECOND_US), cluster="test")
+    judged = stuck(con, at=at_time(100), cluster="test")
     columns, found = judged.rows
     causes = {r[columns.index("name")]: [c["cause"] for c in r[columns.index("causes")]]
               for r in found}
@@ -210,8 +214,7 @@ def test_a_node_of_another_cluster_by_the_same_name_is_not_the_pods(tmp_path):
     other = Session("theirs", 0, 200, {"pods": (), "nodes": ()}, cluster="other",
                     objects=[(0.3, "ADDED", node("n-theirs", 1, "False"))])
     con = load(tmp_path, mine, other)
-    columns, found = stuck(con, at=datetime.fromtimestamp(at_us(100) / SECOND_US),
-                           cluster="test").rows
+    columns, found = stuck(con, at=at_time(100), cluster="test").rows
     assert [(r[columns.index("name")], r[columns.index("top_cause")]) for r in found] == [
         ("web-a1", "unknown")]
 

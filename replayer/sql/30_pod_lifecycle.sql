@@ -5,8 +5,8 @@
 -- container's previous run counts). run → watch splits at status_written_at, when the API
 -- server applied the status write the watch showed running (its managedFields time; known
 -- when that version was seen live): run_to_api_s is the cluster's part, api_to_watch_s the
--- recording's (a recorder that was down, behind, or reading old history). Deletion phases use observed times: request → endpoint
--- not ready → kill → containers stopped → deleted. derived_steps lists the steps that
+-- recording's (a recorder that was down, behind, or reading old history). Deletion phases
+-- use observed times: request → endpoint not ready → kill → containers stopped → deleted. derived_steps lists the steps that
 -- happened before the pod was first seen (their times come from the object). Durations
 -- are seconds (DOUBLE).
 

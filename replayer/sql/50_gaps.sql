@@ -233,15 +233,15 @@ WITH durations AS (
                     created_at, scheduled_at, run_at, ready_at, deletion_requested_at,
                     containers_stopped_at
              FROM pod_lifecycle)
-    ON create_to_schedule_s, schedule_to_run_s, run_to_api_s, run_to_watch_s, ready_to_endpoints_s,
-       request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
+    ON create_to_schedule_s, schedule_to_run_s, run_to_api_s, run_to_watch_s,
+       ready_to_endpoints_s, request_to_endpoint_not_ready_s, stopped_to_deleted_s, request_to_deleted_s
     INTO NAME step VALUE seconds),
 judged AS (
     SELECT d.uid, d.namespace, d.pod, d.step, d.seconds, t.seconds AS threshold_s, t.meaning,
            t.to_step,
            CASE d.step WHEN 'create_to_schedule_s' THEN d.created_at
                        WHEN 'schedule_to_run_s' THEN d.scheduled_at
-                       WHEN 'run_to_api_s' THEN d.run_at
+                       WHEN 'run_to_api_s' THEN d.run_at  -- both from the container start
                        WHEN 'run_to_watch_s' THEN d.run_at
                        WHEN 'ready_to_endpoints_s' THEN d.ready_at
                        WHEN 'stopped_to_deleted_s' THEN d.containers_stopped_at
