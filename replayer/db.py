@@ -9,11 +9,13 @@ beside a follower that releases the file between catch-ups.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import time
 from importlib import resources
+from typing import Iterator
 
 import duckdb
 
@@ -137,6 +139,21 @@ def set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
 #: DuckDB caches up to 80% of RAM by default; a long replay then grows without bound. Above
 #: this it spills to disk instead. KTRACE_DB_MEMORY_LIMIT overrides it.
 DEFAULT_MEMORY_LIMIT = "1GB"
+#: Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per load
+#: batch would rewrite the tables' newest row groups again and again.
+CHECKPOINT_THRESHOLD = "256MB"
+
+
+@contextlib.contextmanager
+def checkpointing_commit(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Let the commit inside checkpoint at once: a large transaction then goes to the file
+    in the checkpoint alone (DuckDB skips its WAL write), not into the WAL and again at the
+    next checkpoint — for the last commit of a load, which closing checkpoints anyway."""
+    con.execute("SET checkpoint_threshold = '0B'")
+    try:
+        yield
+    finally:
+        con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
 
 
 def _connect(path: str, *, read_only: bool = False,
@@ -155,9 +172,7 @@ def _connect(path: str, *, read_only: bool = False,
 
 def _connect_once(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     config = {
-        # Checkpoint rarely: each commit is already durable in the WAL, and a checkpoint per
-        # batch would rewrite the tables' newest blocks again and again.
-        "checkpoint_threshold": "256MB",
+        "checkpoint_threshold": CHECKPOINT_THRESHOLD,
         "memory_limit": os.environ.get("KTRACE_DB_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT),
     }
     try:

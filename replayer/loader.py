@@ -245,13 +245,14 @@ class Loader:
         interruption before it is caught up by the next open)."""
         if projections.current(self.con):
             return
-        self.con.begin()
-        try:
-            projections.refresh(self.con)
-            self.con.commit()
-        except BaseException:
-            self.con.rollback()
-            raise
+        with db.checkpointing_commit(self.con):  # the refresh rewrites whole tables
+            self.con.begin()
+            try:
+                projections.refresh(self.con)
+                self.con.commit()
+            except BaseException:
+                self.con.rollback()
+                raise
 
     # --- the reader thread -------------------------------------------------------------------
 
