@@ -83,7 +83,7 @@ def parse_batch(con: duckdb.DuckDBPyConnection, batch: pa.Table, table: str) -> 
     except (duckdb.InvalidInputException, duckdb.ConversionException):
         con.execute("SET VARIABLE ktrace_unparsable = (SELECT coalesce(list(event_id), []) "
                     "FROM batch WHERE object IS NOT NULL "
-                    "AND NOT coalesce(json_valid(try(decode(object))), false))")
+                    "AND NOT coalesce(json_valid(object), false))")
         con.execute(parse)
     con.unregister("batch")
 

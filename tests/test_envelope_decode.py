@@ -123,4 +123,5 @@ def test_a_batch_holds_each_object_as_its_record_has_it():
     for i, record in enumerate(records + [RECORDED[0]]):
         batch.add(10 + i, "t.pods", 0, 10 + i, record)
     objects = batch.table().column("object").to_pylist()
-    assert objects == [r["object"] for r in records + records + [RECORDED[0]]]
+    assert objects == [r["object"] and r["object"].decode()
+                       for r in records + records + [RECORDED[0]]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import sqlite3
 import subprocess
 import sys
@@ -218,6 +219,23 @@ def test_corrupt_records_and_malformed_json_are_counted_never_loaded_wrong(tmp_p
                      "WHERE \"offset\" = ?", items[3].offset) == [(True, True)]
     assert rows(con, "SELECT count(*) FROM pods p JOIN raw_events r USING (event_id) "
                      "WHERE r.\"offset\" = ?", items[3].offset) == [(1,)]
+
+
+def test_an_object_that_is_not_utf8_is_malformed_and_never_stored(tmp_path: Path):
+    """The object column reaches DuckDB as text unchecked: the JSON parse is what refuses
+    bytes that are not UTF-8, and only parsed objects are stored."""
+    items = _renumbered([d for d in deliveries() if d.topic == "ktrace.pods"
+                         and d.record["object"]][:5])
+    body = items[2].record["object"]
+    not_utf8 = body.replace(b'"name":"', b'"name":"\xff\xfe', 1)
+    assert not_utf8 != body
+    items[2] = dataclasses.replace(items[2], record=dict(items[2].record, object=not_utf8))
+    con = db.open_db(str(tmp_path / "utf8.duckdb"))
+    stats = Loader(con, "test", store_objects=True).load(items)
+    assert stats.loaded == 5 and stats.problems["malformed_json"] == 1
+    stored = rows(con, "SELECT \"offset\", object FROM raw_events ORDER BY \"offset\"")
+    assert [offset for offset, obj in stored if obj is None] == [2]
+    assert all(json.loads(obj) for _, obj in stored if obj is not None)
 
 
 def test_deliveries_at_or_before_a_committed_position_are_skipped(tmp_path: Path):

@@ -5,6 +5,6 @@
 -- lists them in `ktrace_unparsable` and parses again without them (try() on every row costs
 -- ~15 % of the parse), then reports them.
 SELECT event_id, kind, uid, namespace, name,
-       from_json(decode(object), object_shape()) AS o
+       from_json(object, object_shape()) AS o
 FROM batch
 WHERE object IS NOT NULL AND NOT list_contains(getvariable('ktrace_unparsable'), event_id)

@@ -5,7 +5,7 @@ SELECT event_id, uid, manager, operation, time, substr(k, 4, length(k) - 4) AS f
 FROM (SELECT event_id, uid, m.manager, m.operation, m.time,
              unnest(json_keys(m.fieldsV1, '$."f:metadata"."f:finalizers"')) AS k
       FROM (SELECT p.event_id, p.uid,
-                   unnest(from_json(json_extract(decode(b.object), '$.metadata.managedFields'),
+                   unnest(from_json(json_extract(b.object, '$.metadata.managedFields'),
                                     '[{"manager": "VARCHAR", "operation": "VARCHAR",
                                        "time": "TIMESTAMP", "fieldsV1": "JSON"}]')) AS m
             FROM parsed p JOIN batch b USING (event_id)

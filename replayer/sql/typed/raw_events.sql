@@ -4,7 +4,7 @@
 -- from the source by (source_id, topic, partition, offset).
 SELECT b.* EXCLUDE (object, marker),
        CASE WHEN getvariable('ktrace_store_objects') AND p.o IS NOT NULL
-            THEN decode(b.object) END AS object,
+            THEN b.object END AS object,
        p.o.metadata.creationTimestamp AS created_at,
        p.o.metadata.deletionTimestamp AS deletion_at,
        p.o.metadata.deletionGracePeriodSeconds AS deletion_grace_s,
