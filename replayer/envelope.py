@@ -10,7 +10,7 @@ a DeliveryRun) or from a Record; objects are never copied: the object column is 
 binary view array whose values point into the bytes they were decoded from (a local-log
 block, a Kafka message). Copying 8 KB objects into one buffer cost ~7 µs each, mostly page
 faults on the new memory. It is a string view: DuckDB takes it as VARCHAR without checking
-the UTF-8 (``decode()`` of a BLOB cost ~11 % of a pod's parse), which the JSON parse does —
+the UTF-8 (``decode()`` of a BLOB was ~2 % of a pod's parse), which the JSON parse does —
 text that is not UTF-8 is not valid JSON, and only parsed objects are stored.
 """
 
