@@ -4,7 +4,7 @@ Built from the recorder's public pieces — ``informer.parse_event`` for each li
 ``Writer`` (attribution, redaction, facts, envelope, truncation), the sink ``ktrace record``
 opens for Kafka (``session.open_sink``: the spooling sink over the Kafka producer) and its
 checkpoint store — flushed and checkpointed on the cadence of ``session.Recording``
-(every ``flush_records`` records or ``flush_interval_s``). What ``Recording`` adds on top, a
+(every ``flush_records`` records or ``flush_interval_s``, through its ``Checkpointer``). What ``Recording`` adds on top, a
 thread per watch and a queue to the writer, is left out: one core does everything here.
 """
 
@@ -19,6 +19,7 @@ from bench.child import cpu_seconds, peak_rss_mb
 from bench.workload import TARGETS
 from recorder import informer, lean
 from recorder.checkpoint import CheckpointStore
+from recorder.checkpointer import Checkpointer
 from recorder.metrics import Metrics
 from schemas.redaction import Redactor
 from recorder.session import open_sink
@@ -69,6 +70,7 @@ class Pipeline:
                              topic_prefix=prefix, redactor=Redactor(), metrics=metrics)
         self.store = CheckpointStore(state_dir, f"bench|{bootstrap}|{prefix}")
         self.keys = {kind: self.writer.add_watch(t, None).target.key for kind, t in TARGETS.items()}
+        self.checkpointer = Checkpointer(self.sink, self.store, self.writer.states)
         self._unflushed, self._flushed_at = 0, time.monotonic()
         self.at_live_target: dict[str, float] | None = None
         self.cpu_marks: list[tuple[int, float]] = []
@@ -121,16 +123,13 @@ class Pipeline:
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._flushed_at >= self.settings.flush_interval_s
         if (due and self._unflushed) or self._unflushed >= self.settings.flush_records:
-            self.flush()
+            self.checkpointer.mark()
+            self._unflushed, self._flushed_at = 0, time.monotonic()
 
     def flush(self) -> None:
         """Durable first, then the checkpoints that account for it (Recording._flush)."""
-        self.sink.flush()
+        self.checkpointer.flush()
         self._unflushed, self._flushed_at = 0, time.monotonic()
-        for state in self.writer.states.values():
-            if state.dirty:
-                self.store.save(state.target.key, state.checkpoint)
-                state.dirty = False
 
 
 def record_file(path: str, *, bootstrap: str | None, prefix: str, state_dir: str,

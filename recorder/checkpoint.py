@@ -55,6 +55,21 @@ class Checkpoint:
             self.changes[uid] = None
         return entry
 
+    def take(self) -> Taken:
+        """What a journal line saves of this point; the changes start afresh."""
+        taken = Taken(self.resource_version, self.last_seen_at, self.changes)
+        self.changes = {}
+        return taken
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A checkpoint's journal line as of one point, saved once its records are durable
+    (``recorder.checkpointer``): the recorder has gone on by then."""
+    resource_version: str | None
+    last_seen_at: int | None
+    changes: dict[str, list[str | None] | None]
+
 
 class CheckpointStore:
     """Checkpoints of one recording destination; ``scope`` names it (cluster, server and
@@ -94,17 +109,25 @@ class CheckpointStore:
     def save(self, key: str, checkpoint: Checkpoint) -> None:
         """A journal line with the changes since the last save, or a new snapshot (the first
         save of this process, and when the journal has outgrown the known map)."""
-        journal = self._journals.get(key)
-        if journal is None or journal.size > max(COMPACT_MIN_BYTES, journal.snapshot_size):
+        if self.snapshot_due(key):
             self._snapshot(key, checkpoint)
+            checkpoint.changes = {}
         else:
-            line = orjson.dumps({"generation": journal.generation,
-                                 "resourceVersion": checkpoint.resource_version,
-                                 "lastSeenAt": checkpoint.last_seen_at,
-                                 "changes": checkpoint.changes}) + b"\n"
-            _append_synced(self.journal_path(key), line)
-            journal.size += len(line)
-        checkpoint.changes = {}
+            self.append(key, checkpoint.take())
+
+    def snapshot_due(self, key: str) -> bool:
+        journal = self._journals.get(key)
+        return journal is None or journal.size > max(COMPACT_MIN_BYTES, journal.snapshot_size)
+
+    def append(self, key: str, taken: Taken) -> None:
+        """The journal line of ``taken`` (a snapshot of ``key`` was written before)."""
+        journal = self._journals[key]
+        line = orjson.dumps({"generation": journal.generation,
+                             "resourceVersion": taken.resource_version,
+                             "lastSeenAt": taken.last_seen_at,
+                             "changes": taken.changes}) + b"\n"
+        _append_synced(self.journal_path(key), line)
+        journal.size += len(line)
 
     def _snapshot(self, key: str, checkpoint: Checkpoint) -> None:
         previous = self._journals.get(key)

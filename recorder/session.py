@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from recorder.checkpoint import Checkpoint, CheckpointStore
+from recorder.checkpointer import Checkpointer
 from recorder.informer import Informer, InformerError, Item, KubeWatchApi
 from recorder.kube.catalogue import Target, parse_kinds, resolve_targets
 from recorder.kube.client import ApiClient
@@ -177,6 +178,7 @@ class Recording:
                              redactor=redactor,
                              metrics=self.metrics,
                              typed_facts=settings.typed_facts)
+        self.checkpointer = Checkpointer(self.sink, self.store, self.writer.states)
         self.informers = [self._informer(KubeWatchApi(api), t) for t in targets]
         self.threads: list[threading.Thread] = []
         self.health: HealthServer | None = None
@@ -246,23 +248,26 @@ class Recording:
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._flushed_at >= self.settings.flush_interval_s
         if (due and self._sent_since_flush) or self._sent_since_flush >= self.settings.flush_records:
-            self._flush()
+            self._mark()
         elif due:
             self._flushed_at = time.monotonic()
             self._update_spool_gauges()
 
+    def _mark(self) -> None:
+        """A checkpoint point: what was sent is made durable, and only then checkpointed,
+        while recording goes on (``recorder.checkpointer``)."""
+        self.checkpointer.mark()
+        self._flushed()
+
     def _flush(self) -> None:
         """Make everything sent durable, then (only then) checkpoint what it accounts for."""
-        self.sink.flush()
+        self.checkpointer.flush()
+        self._flushed()
+
+    def _flushed(self) -> None:
         self._sent_since_flush, self._flushed_at = 0, time.monotonic()
         self.metrics.last_flush.set(time.time())
         self._update_spool_gauges()
-        if self.store is None:
-            return
-        for state in self.writer.states.values():
-            if state.dirty:
-                self.store.save(state.target.key, state.checkpoint)
-                state.dirty = False
 
     def _update_spool_gauges(self) -> None:
         depth = getattr(self.sink, "depth", None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
 
 from schemas.codec import Record
 from schemas.errors import TransportError
@@ -18,6 +18,13 @@ class Sink(Protocol):
     def send(self, topic: str, record: Record) -> None: ...
 
     def flush(self, timeout: float | None = None) -> None: ...
+
+    def flush_behind(self, then: Callable[[], None]) -> None:
+        """Make what was sent so far durable, then call ``then``: a sink that can wait for
+        its destination in the background returns at once (``then`` runs in its thread,
+        records sent meanwhile are not covered); one flush behind at a time. Errors of a
+        flush behind are raised by the next ``flush_behind`` or ``flush``."""
+        ...
 
     def close(self) -> None: ...
 

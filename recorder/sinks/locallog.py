@@ -16,7 +16,7 @@ import errno
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from schemas import codec, locallog, repository
 from schemas.codec import Record
@@ -72,6 +72,11 @@ class LocalLogSink:
             if writer.pending:
                 self._write_block(writer)
             os.fsync(writer.file.fileno())
+
+    def flush_behind(self, then: Callable[[], None]) -> None:
+        """Written and fsynced here: the local log waits for nothing but its own disk."""
+        self.flush()
+        then()
 
     def close(self) -> None:
         self.flush()

@@ -10,12 +10,18 @@ stops reading watches instead of dropping records. A record the broker rejects f
 retrying cannot cure is tried once more on its own (a batch-level refusal may have been
 about its neighbours) and then dead-lettered (``recorder.deadletter``): kept beside the spool,
 replaced by a marker, and recording goes on.
+
+A flush behind (``flush_behind``) waits for the broker in a thread of its own: meanwhile
+``send`` keeps records in memory rather than in the producer (whose flush waits for all it
+holds, so records arriving during it would keep it waiting), and hands them over once the
+flush is settled — in order, the spool taking them if it failed.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from recorder.deadletter import DeadLetters
@@ -25,6 +31,10 @@ from schemas import codec
 from schemas.codec import Record
 
 log = logging.getLogger(__name__)
+
+#: Records a flush behind may keep waiting in memory (a flush point's worth, twice over);
+#: beyond that ``send`` waits for the flush, as a flush in the recording thread would.
+HELD_MAX = 10_000
 
 
 class SpoolingSink:
@@ -40,6 +50,11 @@ class SpoolingSink:
         self._inner: Sink | None = connect()  # a broker unreachable at start is a clear error
         self.max_record_bytes = self._inner.max_record_bytes
         self._unconfirmed: list[tuple[str, Record]] = []
+        #: records sent while a flush behind waits for the producer, and whether one does
+        self._held: list[tuple[str, Record]] = []
+        self._holding = False
+        self._flusher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flush-behind")
+        self._behind: Future[None] | None = None
         # ``send`` takes the lock itself: entering the Condition is a Python call more per record
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -60,6 +75,11 @@ class SpoolingSink:
 
     def send(self, topic: str, record: Record) -> None:
         with self._lock:
+            while self._holding:
+                if len(self._held) < HELD_MAX:
+                    self._held.append((topic, record))
+                    return
+                self._cond.wait()  # the broker is slow to acknowledge: wait, as flush does
             if not self._spooling:
                 try:
                     assert self._inner is not None
@@ -70,7 +90,7 @@ class SpoolingSink:
                     except RecordsRejected as rejected:
                         # settling replaces the producer: what it still holds is confirmed
                         # first (a producer that refused may fail the rest, unseen once closed)
-                        self.flush()
+                        self._flush_now()
                         if not self._spooling:
                             self._settle(rejected.rejected)
                             return
@@ -80,27 +100,77 @@ class SpoolingSink:
 
     def flush(self, timeout: float | None = None) -> None:
         """Durable on return: acknowledged by the broker, or fsynced into the spool."""
+        self._wait_behind()
+        self._flush_now(timeout)
+
+    def _flush_now(self, timeout: float | None = None) -> None:
         with self._cond:
             if not self._spooling:
-                try:
-                    assert self._inner is not None
-                    try:
-                        self._inner.flush(timeout=timeout or self._flush_timeout)
-                    except RecordsRejected as rejected:  # the rest were acknowledged
-                        self._unconfirmed = [(r.topic, r.record) for r in rejected.rejected]
-                        self._settle(rejected.rejected)
-                    self._unconfirmed.clear()
-                    return
-                except Exception as exc:
-                    self._fail(exc)
-            self._spool.sync()
-        self._wake.set()
+                self._settle_flush(self._producer_flush(timeout))
+            spooling = self._spooling
+            if spooling:
+                self._spool.sync()
+        if spooling:
+            self._wake.set()
+
+    def flush_behind(self, then: Callable[[], None]) -> None:
+        """``flush`` in the flusher thread, then ``then`` there; returns at once."""
+        self._wait_behind()
+        self._behind = self._flusher.submit(self._flush_then, then)
+
+    def _wait_behind(self) -> None:
+        """The flush behind in flight (if any) finished; its error raised here."""
+        behind, self._behind = self._behind, None
+        if behind is not None:
+            behind.result()
+
+    def _flush_then(self, then: Callable[[], None]) -> None:
+        with self._cond:
+            self._holding = not self._spooling
+        if self._holding:  # only this thread touches the producer until holding ends
+            error = self._producer_flush(None)
+            with self._cond:
+                self._holding = False
+                self._settle_flush(error)
+                held, self._held = self._held, []
+                for topic, record in held:  # after the flushed ones: direct, or spooled
+                    self.send(topic, record)
+                self._cond.notify_all()
+        with self._cond:
+            spooling = self._spooling
+            if spooling:
+                self._spool.sync()
+        if spooling:
+            self._wake.set()
+        then()
+
+    def _producer_flush(self, timeout: float | None) -> BaseException | None:
+        try:
+            assert self._inner is not None
+            self._inner.flush(timeout=timeout or self._flush_timeout)
+        except Exception as exc:  # settled by _settle_flush, with the lock held
+            return exc
+        return None
+
+    def _settle_flush(self, error: BaseException | None) -> None:
+        """Called with the lock held, after the producer's flush: the unconfirmed records
+        are confirmed, or (rejected) sent alone and dead-lettered, or spooled."""
+        try:
+            if isinstance(error, RecordsRejected):  # the rest were acknowledged
+                self._unconfirmed = [(r.topic, r.record) for r in error.rejected]
+                self._settle(error.rejected)
+            elif error is not None:
+                raise error
+            self._unconfirmed.clear()
+        except Exception as exc:  # any producer failure means "spool from here on"
+            self._fail(exc)
 
     def close(self) -> None:
         """Flush; records still spooled stay on disk for the next run."""
         try:
             self.flush()
         finally:
+            self._flusher.shutdown()
             with self._cond:
                 self._stopping = True
                 self._cond.notify_all()

@@ -1,0 +1,62 @@
+"""When checkpoints are saved: only once the sink holds every record they account for.
+
+At each checkpoint point (every ``flush_records`` records or ``flush_interval_s``) the
+changed watches' journal lines are taken, and saved when the sink has made every record
+sent so far durable. For Kafka that is a flush in the background (``Sink.flush_behind``):
+the recording thread goes on while the broker acknowledges, and the records it sends
+meanwhile belong to the next point. A crash in between loses checkpoints, never records:
+the restart resumes from an earlier checkpoint and records some events twice. ``flush``
+waits for the sink and saves everything — the session's start and end, and whenever a
+snapshot is due (a snapshot holds the known map as it is now, which is ahead of what the
+background flush covers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from recorder.checkpoint import CheckpointStore, Taken
+from recorder.sinks import Sink
+
+if TYPE_CHECKING:  # the writer imports the sinks; this module only reads its watch states
+    from recorder.writer import WatchState
+
+
+class Checkpointer:
+    def __init__(self, sink: Sink, store: CheckpointStore | None,
+                 states: Mapping[str, WatchState]) -> None:
+        self.sink, self.store, self.states = sink, store, states
+
+    def mark(self) -> None:
+        """A checkpoint point: what changed is saved once the records so far are durable."""
+        dirty = [state for state in self.states.values() if state.dirty]
+        store = self.store
+        if store is None or not dirty:
+            self.sink.flush_behind(_nothing)
+            return
+        if any(store.snapshot_due(state.target.key) for state in dirty):
+            self.flush()
+            return
+        taken = [(state.target.key, state.checkpoint.take()) for state in dirty]
+        for state in dirty:
+            state.dirty = False
+        self.sink.flush_behind(lambda: _append(store, taken))
+
+    def flush(self) -> None:
+        """Everything sent durable, then every changed checkpoint saved."""
+        self.sink.flush()
+        for state in self.states.values():
+            if state.dirty:
+                if self.store is not None:
+                    self.store.save(state.target.key, state.checkpoint)
+                state.dirty = False
+
+
+def _append(store: CheckpointStore, taken: list[tuple[str, Taken]]) -> None:
+    for key, lines in taken:
+        store.append(key, lines)
+
+
+def _nothing() -> None:
+    pass

@@ -1,0 +1,149 @@
+"""Checkpoints saved behind the recording: never before the records they account for are
+durable, in order, and records sent meanwhile wait for the flush before them."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from recorder import informer as inf
+from recorder.checkpoint import CheckpointStore
+from recorder.checkpointer import Checkpointer
+from recorder.sinks.locallog import LocalLogSink
+from recorder.sinks.spooling import SpoolingSink
+from recorder.spool import Spool
+from recorder.writer import Writer
+from schemas.errors import TransportError
+from schemas.redaction import Redactor
+from tests.test_recorder_writer import TARGETS, events, read_back
+
+KEY = TARGETS["pods"].key
+
+
+class SlowBroker:
+    """A real local log whose flush waits for ``acknowledge`` (a broker slow to answer) and
+    fails once ``down`` is set."""
+
+    max_record_bytes = 1_000_000
+
+    def __init__(self, directory: str) -> None:
+        self.inner = LocalLogSink(directory)
+        self.acknowledge = threading.Event()
+        self.waiting = threading.Event()
+        self.down = False
+        self.sent_before_flush: list[int] = []
+
+    def send(self, topic: str, record: dict) -> None:
+        self.inner.send(topic, record)
+        self.sent_before_flush.append(record["seq"])
+
+    def flush(self, timeout: float | None = None) -> None:
+        self.waiting.set()
+        assert self.acknowledge.wait(10)
+        self.waiting.clear()
+        if self.down:
+            raise TransportError("broker down")
+        self.inner.flush()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def recording(tmp_path: Path) -> tuple[Writer, list[SlowBroker], Checkpointer]:
+    """A writer into a spooling sink over ``SlowBroker``s (each connection its own log)."""
+    brokers: list[SlowBroker] = []
+
+    def connect() -> SlowBroker:
+        brokers.append(SlowBroker(str(tmp_path / f"log{len(brokers)}")))
+        brokers[-1].acknowledge.set()
+        return brokers[-1]
+
+    sink = SpoolingSink(connect, Spool(str(tmp_path / "spool"), max_bytes=10**8),
+                        retry_initial_s=0.05)
+    writer = Writer(sink, cluster="c", session="s", topic_prefix="t", redactor=Redactor())
+    writer.add_watch(TARGETS["pods"], None)
+    store = CheckpointStore(str(tmp_path / "state"), "test")
+    checkpointer = Checkpointer(sink, store, writer.states)
+    writer.start_session("test")
+    writer.handle(KEY, inf.ListStarted("1", None, 1))  # an empty initial list: SYNCED
+    writer.handle(KEY, inf.Synced("1", 0, 1))
+    checkpointer.flush()  # the first save of a process: a snapshot, waited for
+    return writer, brokers, checkpointer
+
+
+def saved_uids(tmp_path: Path) -> set[str]:
+    checkpoint = CheckpointStore(str(tmp_path / "state"), "test").load(KEY)
+    return set(checkpoint.known) if checkpoint else set()
+
+
+def uids(items: list[inf.WatchEvent]) -> set[str]:
+    return {i.obj.metadata.uid for i in items if i.type != "DELETED"}
+
+
+def wait_until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_checkpoint_is_saved_only_once_its_records_are_durable(tmp_path: Path) -> None:
+    writer, (broker,), checkpointer = recording(tmp_path)
+    stream = [e for e in events("pods") if e.type == "ADDED"]
+    first, later = stream[:3], stream[3:6]
+    broker.acknowledge.clear()
+    for item in first:
+        writer.handle(KEY, item)
+    checkpointer.mark()  # returns while the broker has not answered
+    assert broker.waiting.wait(5)
+    sent = len(broker.sent_before_flush)
+    for item in later:  # sent during the flush: held back, not handed to the producer
+        writer.handle(KEY, item)
+    assert len(broker.sent_before_flush) == sent
+    time.sleep(0.2)
+    assert saved_uids(tmp_path) == set(), "a checkpoint covered records not yet acknowledged"
+
+    broker.acknowledge.set()
+    wait_until(lambda: saved_uids(tmp_path) == uids(first))  # the later ones wait for a mark
+    checkpointer.flush()
+    assert saved_uids(tmp_path) == uids(first + later)
+    writer.sink.close()
+    seqs = [r["seq"] for r in read_back(tmp_path / "log0")["t.pods"]]
+    assert seqs == list(range(2 + 6))  # SESSION_START, SYNCED, then the events in order
+
+
+def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp_path: Path) -> None:
+    writer, brokers, checkpointer = recording(tmp_path)
+    stream = [e for e in events("pods") if e.type == "ADDED"]
+    brokers[0].acknowledge.clear()
+    for item in stream[:3]:
+        writer.handle(KEY, item)
+    checkpointer.mark()
+    assert brokers[0].waiting.wait(5)
+    for item in stream[3:6]:
+        writer.handle(KEY, item)
+    brokers[0].down = True
+    brokers[0].acknowledge.set()
+    # saved once its records are in the (synced) spool, not before the flush failed
+    wait_until(lambda: saved_uids(tmp_path) == uids(stream[:3]))
+    checkpointer.flush()
+    assert saved_uids(tmp_path) == uids(stream[:6])
+    wait_until(lambda: writer.sink.depth()[0] == 0)  # drained through a fresh producer
+    writer.sink.close()
+    assert len(brokers) >= 2
+    drained = [r["seq"] for r in read_back(tmp_path / "log1")["t.pods"]]
+    assert drained == list(range(2, 8))  # the flushed ones, then those held during the flush
+
+
+def test_an_error_of_a_checkpoint_saved_behind_is_raised_at_the_next_point(tmp_path: Path) -> None:
+    writer, _, checkpointer = recording(tmp_path)
+    for item in [e for e in events("pods") if e.type == "ADDED"][:3]:
+        writer.handle(KEY, item)
+    (tmp_path / "state" / f"{KEY}.journal.jsonl").unlink(missing_ok=True)
+    (tmp_path / "state" / f"{KEY}.journal.jsonl").mkdir()  # the journal cannot be appended
+    checkpointer.mark()
+    with pytest.raises(Exception, match="cannot write checkpoint journal"):
+        checkpointer.flush()
