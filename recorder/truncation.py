@@ -30,11 +30,17 @@ READ_SPEC_FIELDS = frozenset({
 Obj = dict[str, Any]
 
 
+def fits(object_json: bytes | None, max_bytes: int) -> bool:
+    """Whether a record of this object JSON surely fits ``max_bytes``, without encoding it:
+    its typed facts, if any, are never larger than the JSON they come from."""
+    return 2 * len(object_json or b"") + ESTIMATE_MARGIN < max_bytes
+
+
 def fit(record: Record, max_bytes: int) -> Record:
     """``record`` unchanged when it fits ``max_bytes`` encoded, else a truncated copy."""
     body = record["object"] or b""
-    if 2 * len(body) + ESTIMATE_MARGIN < max_bytes:
-        return record  # facts are never larger than the JSON they come from: no need to encode
+    if fits(body, max_bytes):
+        return record
     if len(codec.encode(record)) <= max_bytes:
         return record
     if body:

@@ -33,9 +33,10 @@ from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
 from schemas.redaction import Redactor
-from recorder.sinks import Sink
+from recorder.sinks import Outgoing, Sink
 from recorder.splice import SpanRedactor, replaced
-from schemas import records, topics
+from schemas import envelope, records, topics
+from schemas.codec import Record
 from schemas.facts import extract_facts, extract_meta, parse_time
 
 log = logging.getLogger(__name__)
@@ -226,21 +227,33 @@ class Writer:
             attribution = state.attributor.observe(event_type, observed(obj))
             self.redactor.apply(obj)
             body = orjson.dumps(obj) if stored else None
-        typed = self._typed(kind, obj, body)
-        record = records.envelope_record(
-            cluster=self.cluster, session=self.session, seq=self._next_seq(state.topic),
+        meta, facts = self._typed(kind, obj, body)
+        seq = self._next_seq(state.topic)
+        fields = records.envelope_fields(
+            cluster=self.cluster, session=self.session, seq=seq,
             event_type=event_type, resource=state.target.resource, api_version=api_version,
             kind=kind, namespace=namespace, name=name, uid=uid, resource_version=rv,
             object_json=body, received_at=received_at, component=attribution.component,
-            attribution=attribution.evidence, inferred=inferred, meta=typed[0], facts=typed[1])
+            attribution=attribution.evidence, inferred=inferred)
+        if meta is None and facts is None and truncation.fits(body, self.sink.max_record_bytes):
+            # most records: encoded straight from the fields
+            key = topics.object_key(kind, body, uid, self.session)
+            self.sink.send_encoded(state.topic, Outgoing(
+                envelope.encode_fields(*fields), key, event_type, self.session, seq))
+        else:
+            self._send_fitted(state, records.record_of(fields, meta, facts))
+        self._counted(state.target.resource, event_type)
+        self._observe_lag(state, attribution, received_at)
+
+    def _send_fitted(self, state: WatchState, record: Record) -> None:
+        """``record`` sent as it is if it fits the sink, else truncated (and said so)."""
         fitted = truncation.fit(record, self.sink.max_record_bytes)
         if fitted["truncated"]:
             self.metrics.truncated.labels(state.target.resource).inc()
             log.warning("%s %s/%s: %d bytes do not fit the sink; recorded truncated",
-                        state.target.resource, namespace, name, len(body or b""))
+                        state.target.resource, record["namespace"], record["name"],
+                        len(record["object"] or b""))
         self.sink.send(state.topic, fitted)
-        self._counted(state.target.resource, event_type)
-        self._observe_lag(state, attribution, received_at)
 
     def _redacted(self, raw: lean.RawObject) -> bytes:
         """The raw JSON redacted in place; the full parse when the spans cannot be located."""

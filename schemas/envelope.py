@@ -104,26 +104,34 @@ def _time_source(source: str) -> bytes:
 
 def encode(record: Record) -> bytes:
     """The Avro body of an envelope-only ``record`` (its meta, facts and marker None)."""
-    rv_number, body, size = record["resourceVersionNumber"], record["object"], record["objectSize"]
+    return encode_fields(*map(record.__getitem__, ROW_FIELDS))
+
+
+def encode_fields(cluster: str, session: str, seq: int, event_type: str, inferred: bool,
+                  api_version: str, kind: str, resource: str, namespace: str | None,
+                  name: str | None, uid: str | None, resource_version: str | None,
+                  rv_number: int | None, time_source: str, received_at: int,
+                  component: str | None, attribution: str | None, body: bytes | None,
+                  size: int, truncated: bool) -> bytes:
+    """``encode`` of the record whose fields up to ``truncated`` are these, in order (the
+    writer encodes its object records so, without a Record dict)."""
     if body is None:
         stored, size_part = b"\x00", _long(size)
     else:  # the body is joined as it is; objectSize is its length unless it was truncated
         length = _long(len(body))
         stored, size_part = b"\x02" + length, length if size == len(body) else _long(size)
     return b"".join((
-        _session_part(record["cluster"], record["session"]),
-        _long(record["seq"]),
-        _watch_part(record["type"], record["inferred"], record["apiVersion"], record["kind"],
-                    record["resource"]),
-        _repeated(record["namespace"]), _optional(record["name"]), _optional(record["uid"]),
-        _optional(record["resourceVersion"]),
+        _session_part(cluster, session),
+        _long(seq),
+        _watch_part(event_type, inferred, api_version, kind, resource),
+        _repeated(namespace), _optional(name), _optional(uid), _optional(resource_version),
         b"\x00" if rv_number is None else b"\x02" + _long(rv_number),
-        _time_source(record["timeSource"]),
-        _long(record["receivedAt"]),
-        _repeated(record["component"]), _repeated(record["attribution"]),
+        _time_source(time_source),
+        _long(received_at),
+        _repeated(component), _repeated(attribution),
         stored, body or b"",
         size_part,
-        b"\x01" if record["truncated"] else b"\x00",
+        b"\x01" if truncated else b"\x00",
         _TRAILER,
     ))
 

@@ -61,17 +61,23 @@ class Framing(Protocol):
         reads a dict in ~2 µs less than a list of pairs)."""
         ...
 
+    def headers(self, event_type: str, session: str, seq: int) -> dict[str, bytes]:
+        """``header_map`` of a record of that type, session and seq."""
+        ...
 
-@functools.lru_cache(maxsize=64)
-def _encoded(value: str) -> bytes:
-    return value.encode()
 
-
-def _header_map(record: Record, schema: bytes | None) -> dict[str, bytes]:
+@functools.lru_cache(maxsize=256)
+def _leading_headers(schema: bytes | None, event_type: str, session: str) -> dict[str, bytes]:
+    """The headers a session's records of one type share (all but the seq), made once."""
     headers = {HEADER_SCHEMA: schema} if schema is not None else {}
-    headers[HEADER_TYPE] = _encoded(record["type"])
-    headers[HEADER_SESSION] = _encoded(record["session"])
-    headers[HEADER_SEQ] = b"%d" % record["seq"]
+    headers[HEADER_TYPE] = event_type.encode()
+    headers[HEADER_SESSION] = session.encode()
+    return headers
+
+
+def _headers(schema: bytes | None, event_type: str, session: str, seq: int) -> dict[str, bytes]:
+    headers = _leading_headers(schema, event_type, session).copy()
+    headers[HEADER_SEQ] = b"%d" % seq
     return headers
 
 
@@ -88,7 +94,10 @@ class FingerprintFraming:
         return value
 
     def header_map(self, record: Record) -> dict[str, bytes]:
-        return _header_map(record, self._fingerprint)
+        return _headers(self._fingerprint, record["type"], record["session"], record["seq"])
+
+    def headers(self, event_type: str, session: str, seq: int) -> dict[str, bytes]:
+        return _headers(self._fingerprint, event_type, session, seq)
 
 
 class RegistryFraming:
@@ -112,7 +121,10 @@ class RegistryFraming:
         return value[CONFLUENT_PREFIX_BYTES:]
 
     def header_map(self, record: Record) -> dict[str, bytes]:
-        return _header_map(record, None)
+        return _headers(None, record["type"], record["session"], record["seq"])
+
+    def headers(self, event_type: str, session: str, seq: int) -> dict[str, bytes]:
+        return _headers(None, event_type, session, seq)
 
     def _prefix(self, topic: str) -> bytes:
         current = repository.current()

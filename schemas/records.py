@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.codec import Record
+from schemas.envelope import ROW_FIELDS as ENVELOPE_FIELDS
 from schemas.facts import Obj, extract_facts, extract_meta
 
 MARKER_TYPES = frozenset({"BOOKMARK", "SYNCED", "RELIST", "GAP", "SESSION_START", "SESSION_END"})
@@ -27,7 +28,21 @@ def object_record(*, obj: Obj, typed_facts: bool = True, **fields: Any) -> Recor
         facts=extract_facts(kind, obj) if typed_facts else None, **fields)
 
 
-def envelope_record(
+def envelope_record(*, meta: dict[str, Any] | None = None, facts: Any = None,
+                    **fields: Any) -> Record:
+    """A Record for one object event from its identity (``fields``: ``envelope_fields``'s);
+    ``meta``/``facts`` are optional (the object JSON holds everything they would)."""
+    return record_of(envelope_fields(**fields), meta, facts)
+
+
+def record_of(fields: tuple, meta: dict[str, Any] | None = None, facts: Any = None) -> Record:
+    """The Record of an object event's ``envelope_fields`` and its typed parts."""
+    record = dict(zip(ENVELOPE_FIELDS, fields))
+    record.update(meta=meta, facts=facts, marker=None)
+    return record
+
+
+def envelope_fields(
     *,
     cluster: str,
     session: str,
@@ -48,36 +63,13 @@ def envelope_record(
     object_size: int | None = None,
     truncated: bool = False,
     time_source: str = "received",
-    meta: dict[str, Any] | None = None,
-    facts: Any = None,
-) -> Record:
-    """A Record for one object event from its identity; ``meta``/``facts`` are optional (the
-    object JSON holds everything they would)."""
-    return {
-        "cluster": cluster,
-        "session": session,
-        "seq": seq,
-        "type": event_type,
-        "inferred": inferred,
-        "apiVersion": api_version,
-        "kind": kind,
-        "resource": resource,
-        "namespace": namespace,
-        "name": name,
-        "uid": uid,
-        "resourceVersion": resource_version,
-        "resourceVersionNumber": resource_version_number(resource_version),
-        "timeSource": time_source,
-        "receivedAt": received_at,
-        "component": component,
-        "attribution": attribution,
-        "object": object_json,
-        "objectSize": len(object_json or b"") if object_size is None else object_size,
-        "truncated": truncated,
-        "meta": meta,
-        "facts": facts,
-        "marker": None,
-    }
+) -> tuple:
+    """An object event's Record fields up to ``truncated`` (``ENVELOPE_FIELDS``), in order:
+    what ``schemas.envelope.encode_fields`` encodes."""
+    return (cluster, session, seq, event_type, inferred, api_version, kind, resource,
+            namespace, name, uid, resource_version, resource_version_number(resource_version),
+            time_source, received_at, component, attribution, object_json,
+            len(object_json or b"") if object_size is None else object_size, truncated)
 
 
 def marker_record(

@@ -58,9 +58,16 @@ def key_for(record: Record) -> bytes:
     facts = record.get("facts")
     if isinstance(facts, tuple) and facts[0] == "io.ktrace.EventFacts" and facts[1].get("regardingUid"):
         return facts[1]["regardingUid"].encode()
-    if facts is None and record.get("kind") == "Event" and record.get("object"):
-        if uid := regarding_uid(record["object"]):
-            return uid.encode()
-    if record.get("uid"):
-        return record["uid"].encode()
-    return record["session"].encode()
+    if facts is None:
+        return object_key(record.get("kind"), record.get("object"), record.get("uid"),
+                          record["session"])
+    return (record.get("uid") or record["session"]).encode()
+
+
+def object_key(kind: str | None, object_json: bytes | None, uid: str | None,
+               session: str) -> bytes:
+    """The key of a record without typed facts: an Event's by what it is about."""
+    if kind == "Event" and object_json:
+        if about := regarding_uid(object_json):
+            return about.encode()
+    return (uid or session).encode()

@@ -12,6 +12,7 @@ import pytest
 from recorder import informer as inf
 from recorder.checkpoint import CheckpointStore
 from recorder.checkpointer import Checkpointer
+from recorder.sinks import Outgoing
 from recorder.sinks.locallog import LocalLogSink
 from recorder.sinks.spooling import SpoolingSink
 from recorder.spool import Spool
@@ -39,6 +40,9 @@ class SlowBroker:
     def send(self, topic: str, record: dict) -> None:
         self.inner.send(topic, record)
         self.sent_before_flush.append(record["seq"])
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        self.send(topic, outgoing.record())
 
     def flush(self, timeout: float | None = None) -> None:
         self.waiting.set()

@@ -17,9 +17,10 @@ from recorder import informer as inf
 from recorder import lean
 from recorder.attribution import observed
 from schemas.redaction import LAST_APPLIED, REDACTED, Redactor
+from recorder.sinks import Outgoing
 from recorder.splice import SpanRedactor
 from recorder.writer import Writer
-from schemas import codec
+from schemas import codec, topics
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAMS = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.watch.jsonl")) + [
@@ -70,6 +71,14 @@ class Captured:
 
     def send(self, topic: str, record: dict) -> None:
         self.records.append((topic, record))
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        """Kept as its Record, which must encode to the same body, key and headers."""
+        record = outgoing.record()
+        assert (outgoing.body, outgoing.key, outgoing.type, outgoing.session, outgoing.seq) == (
+            codec.encode(record), topics.key_for(record), record["type"], record["session"],
+            record["seq"])
+        self.send(topic, record)
 
     def flush(self, timeout: float | None = None) -> None:
         pass
@@ -277,7 +286,6 @@ def test_envelope_encoding_is_fastavros_for_any_values(seq, received, rv, size, 
 
 def test_events_keep_their_kafka_key_without_typed_facts() -> None:
     """Events are keyed by the object they are about, read from the JSON when no facts."""
-    from schemas import topics
 
     lines = object_lines(ROOT / "tests" / "data" / "recorder" / "deployment" / "events.watch.jsonl")
     typed = record_stream(lines, lean_parse, Redactor(), typed_facts=True).records

@@ -16,7 +16,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from recorder.deadletter import DeadLetters
 from recorder.metrics import Metrics
 from recorder.sinks.kafka import KafkaSink
-from recorder.sinks import RecordsRejected, Rejection
+from recorder.sinks import Outgoing, RecordsRejected, Rejection
 from recorder.sinks.locallog import LocalLogSink
 from recorder.sinks.spooling import SpoolingSink
 from recorder.spool import Spool, SpoolFull
@@ -94,6 +94,9 @@ class FlakySink:
             raise TransportError("broker down")
         self.inner.send(topic, record)
 
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        self.send(topic, outgoing.record())
+
     def flush(self, timeout: float | None = None) -> None:
         if self.state["down"]:
             raise TransportError("broker down")
@@ -119,6 +122,9 @@ class RefusingProducer:
         if record["seq"] in self.refused and record["type"] != "GAP":  # not its dead-letter marker
             raise RecordsRejected([Rejection(topic, record, "MSG_SIZE_TOO_LARGE")])
         self.held.append((topic, record))
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        self.send(topic, outgoing.record())
 
     def flush(self, timeout: float | None = None) -> None:
         held, self.held = self.held, []

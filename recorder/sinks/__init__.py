@@ -5,8 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from schemas import codec, repository, topics
 from schemas.codec import Record
 from schemas.errors import TransportError
+
+
+class Outgoing:
+    """A record as the sinks send it: its Avro body (``schemas.codec.encode``), its Kafka key
+    (``schemas.topics``) and what its headers carry (``schemas.framing``). The writer encodes
+    its object records straight into one (no Record dict on the way); the dict is decoded
+    back only where one is needed (a rejected record, the spool's drain)."""
+
+    __slots__ = ("body", "key", "type", "session", "seq")
+
+    def __init__(self, body: bytes, key: bytes, event_type: str, session: str, seq: int) -> None:
+        self.body, self.key, self.type, self.session, self.seq = body, key, event_type, session, seq
+
+    @classmethod
+    def of(cls, record: Record) -> Outgoing:
+        return cls(codec.encode(record), topics.key_for(record), record["type"],
+                   record["session"], record["seq"])
+
+    def record(self) -> Record:
+        return codec.decode(self.body, repository.current().fingerprint)
 
 
 class Sink(Protocol):
@@ -16,6 +37,10 @@ class Sink(Protocol):
     max_record_bytes: int
 
     def send(self, topic: str, record: Record) -> None: ...
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        """``send`` of a record already encoded."""
+        ...
 
     def flush(self, timeout: float | None = None) -> None: ...
 

@@ -19,8 +19,8 @@ import time
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from recorder.sinks import RecordsRejected, Rejection
-from schemas import codec, framing, repository, topics
+from recorder.sinks import Outgoing, RecordsRejected, Rejection
+from schemas import codec, framing, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
 from schemas.kafka_settings import KafkaSettings
@@ -131,20 +131,23 @@ class KafkaSink:
             "on_delivery": self._delivered})
 
     def send(self, topic: str, record: Record) -> None:
+        self.send_encoded(topic, Outgoing.of(record))
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
         if topic not in self._known_topics:
             ensure_topics(self._admin, [topic], partitions=self._partitions,
                           replication=self._replication)
             self._known_topics.add(topic)
         try:
             self._producer.produce(
-                topic, self._framing.value(topic, codec.encode(record)), topics.key_for(record),
-                headers=self._framing.header_map(record))
+                topic, self._framing.value(topic, outgoing.body), outgoing.key,
+                headers=self._framing.headers(outgoing.type, outgoing.session, outgoing.seq))
         except BufferError as exc:  # the local queue is full: the broker has not kept up
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc
         except KafkaException as exc:
             error = exc.args[0]
             if error.code() in REJECTIONS:
-                raise RecordsRejected([Rejection(topic, record, _reason(error))]) from exc
+                raise RecordsRejected([Rejection(topic, outgoing.record(), _reason(error))]) from exc
             raise TransportError(f"Kafka send to {topic} failed: {error.str()}") from exc
 
     def _delivered(self, error: KafkaError | None, message: Message) -> None:

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
+from recorder.sinks import Outgoing
 from schemas import codec, locallog, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
@@ -62,8 +63,14 @@ class LocalLogSink:
             raise TransportError(f"cannot create local log directory {directory}: {exc}") from exc
 
     def send(self, topic: str, record: Record) -> None:
+        self._append(topic, codec.encode(record))
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
+        self._append(topic, outgoing.body)
+
+    def _append(self, topic: str, body: bytes) -> None:
         writer = self._writers.get(topic) or self._open_topic(topic)
-        writer.pending.append(codec.encode(record))
+        writer.pending.append(body)
         if len(writer.pending) >= self._block_records:
             self._write_block(writer)
 

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 from recorder.deadletter import DeadLetters
-from recorder.sinks import RecordsRejected, Rejection, Sink
+from recorder.sinks import Outgoing, RecordsRejected, Rejection, Sink
 from recorder.spool import Entry, Spool, SpoolFull
 from schemas import codec
 from schemas.codec import Record
@@ -49,9 +49,9 @@ class SpoolingSink:
         self._on_error = on_error
         self._inner: Sink | None = connect()  # a broker unreachable at start is a clear error
         self.max_record_bytes = self._inner.max_record_bytes
-        self._unconfirmed: list[tuple[str, Record]] = []
+        self._unconfirmed: list[tuple[str, Outgoing]] = []
         #: records sent while a flush behind waits for the producer, and whether one does
-        self._held: list[tuple[str, Record]] = []
+        self._held: list[tuple[str, Outgoing]] = []
         self._holding = False
         self._flusher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flush-behind")
         self._behind: Future[None] | None = None
@@ -74,18 +74,21 @@ class SpoolingSink:
             return len(self._spool), self._spool.bytes
 
     def send(self, topic: str, record: Record) -> None:
+        self.send_encoded(topic, Outgoing.of(record))
+
+    def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
         with self._lock:
             while self._holding:
                 if len(self._held) < HELD_MAX:
-                    self._held.append((topic, record))
+                    self._held.append((topic, outgoing))
                     return
                 self._cond.wait()  # the broker is slow to acknowledge: wait, as flush does
             if not self._spooling:
                 try:
                     assert self._inner is not None
                     try:
-                        self._inner.send(topic, record)
-                        self._unconfirmed.append((topic, record))
+                        self._inner.send_encoded(topic, outgoing)
+                        self._unconfirmed.append((topic, outgoing))
                         return
                     except RecordsRejected as rejected:
                         # settling replaces the producer: what it still holds is confirmed
@@ -96,7 +99,7 @@ class SpoolingSink:
                             return
                 except Exception as exc:  # any producer failure means "spool from here on"
                     self._fail(exc)
-            self._append(topic, codec.frame(codec.encode(record)))
+            self._append(topic, codec.frame(outgoing.body))
 
     def flush(self, timeout: float | None = None) -> None:
         """Durable on return: acknowledged by the broker, or fsynced into the spool."""
@@ -133,8 +136,8 @@ class SpoolingSink:
                 self._holding = False
                 self._settle_flush(error)
                 held, self._held = self._held, []
-                for topic, record in held:  # after the flushed ones: direct, or spooled
-                    self.send(topic, record)
+                for topic, outgoing in held:  # after the flushed ones: direct, or spooled
+                    self.send_encoded(topic, outgoing)
                 self._cond.notify_all()
         with self._cond:
             spooling = self._spooling
@@ -157,7 +160,7 @@ class SpoolingSink:
         are confirmed, or (rejected) sent alone and dead-lettered, or spooled."""
         try:
             if isinstance(error, RecordsRejected):  # the rest were acknowledged
-                self._unconfirmed = [(r.topic, r.record) for r in error.rejected]
+                self._unconfirmed = [(r.topic, Outgoing.of(r.record)) for r in error.rejected]
                 self._settle(error.rejected)
             elif error is not None:
                 raise error
@@ -203,8 +206,8 @@ class SpoolingSink:
             # close() waits for the producer's own retries; never block the recorder on it
             threading.Thread(target=_close_quietly, args=(inner,), daemon=True).start()
         pending, self._unconfirmed = self._unconfirmed, []
-        for topic, record in pending:
-            self._append(topic, codec.frame(codec.encode(record)))
+        for topic, outgoing in pending:
+            self._append(topic, codec.frame(outgoing.body))
 
     def _append(self, topic: str, framed: bytes) -> None:
         while True:
