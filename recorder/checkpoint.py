@@ -55,20 +55,24 @@ class Checkpoint:
             self.changes[uid] = None
         return entry
 
-    def take(self) -> Taken:
-        """What a journal line saves of this point; the changes start afresh."""
-        taken = Taken(self.resource_version, self.last_seen_at, self.changes)
+    def take(self, *, snapshot: bool) -> Taken:
+        """This checkpoint as of now, to be saved later: its changes since the last save
+        (they start afresh), and with ``snapshot`` a copy of the known map."""
+        taken = Taken(self.resource_version, self.last_seen_at, self.changes,
+                      dict(self.known) if snapshot else None)
         self.changes = {}
         return taken
 
 
 @dataclass(frozen=True)
 class Taken:
-    """A checkpoint's journal line as of one point, saved once its records are durable
-    (``recorder.checkpointer``): the recorder has gone on by then."""
+    """A checkpoint as of one point, saved once its records are durable
+    (``recorder.checkpointer``): the recorder has gone on by then. Entries of the known map
+    are replaced, never changed in place, so a copy of the map is the map as it was."""
     resource_version: str | None
     last_seen_at: int | None
     changes: dict[str, list[str | None] | None]
+    known: Known | None  # the snapshot to write, or None: a journal line
 
 
 class CheckpointStore:
@@ -109,18 +113,21 @@ class CheckpointStore:
     def save(self, key: str, checkpoint: Checkpoint) -> None:
         """A journal line with the changes since the last save, or a new snapshot (the first
         save of this process, and when the journal has outgrown the known map)."""
-        if self.snapshot_due(key):
-            self._snapshot(key, checkpoint)
-            checkpoint.changes = {}
-        else:
-            self.append(key, checkpoint.take())
+        self.save_taken(key, checkpoint.take(snapshot=self.snapshot_due(key)))
 
     def snapshot_due(self, key: str) -> bool:
         journal = self._journals.get(key)
         return journal is None or journal.size > max(COMPACT_MIN_BYTES, journal.snapshot_size)
 
-    def append(self, key: str, taken: Taken) -> None:
-        """The journal line of ``taken`` (a snapshot of ``key`` was written before)."""
+    def save_taken(self, key: str, taken: Taken) -> None:
+        """``taken`` saved: its snapshot, else its journal line (``snapshot_due`` said which
+        when it was taken)."""
+        if taken.known is not None:
+            self._snapshot(key, taken.resource_version, taken.last_seen_at, taken.known)
+        else:
+            self._append(key, taken)
+
+    def _append(self, key: str, taken: Taken) -> None:
         journal = self._journals[key]
         line = orjson.dumps({"generation": journal.generation,
                              "resourceVersion": taken.resource_version,
@@ -129,12 +136,12 @@ class CheckpointStore:
         _append_synced(self.journal_path(key), line)
         journal.size += len(line)
 
-    def _snapshot(self, key: str, checkpoint: Checkpoint) -> None:
+    def _snapshot(self, key: str, resource_version: str | None, last_seen_at: int | None,
+                  known: Known) -> None:
         previous = self._journals.get(key)
         generation = (previous.generation if previous else time.time_ns()) + 1
         doc = {"format": FORMAT, "scope": self.scope, "generation": generation,
-               "resourceVersion": checkpoint.resource_version,
-               "lastSeenAt": checkpoint.last_seen_at, "known": checkpoint.known}
+               "resourceVersion": resource_version, "lastSeenAt": last_seen_at, "known": known}
         data = orjson.dumps(doc)
         write_atomically(self.path(key), data)
         try:

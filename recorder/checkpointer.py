@@ -1,14 +1,13 @@
 """When checkpoints are saved: only once the sink holds every record they account for.
 
 At each checkpoint point (every ``flush_records`` records or ``flush_interval_s``) the
-changed watches' journal lines are taken, and saved when the sink has made every record
-sent so far durable. For Kafka that is a flush in the background (``Sink.flush_behind``):
-the recording thread goes on while the broker acknowledges, and the records it sends
-meanwhile belong to the next point. A crash in between loses checkpoints, never records:
-the restart resumes from an earlier checkpoint and records some events twice. ``flush``
-waits for the sink and saves everything — the session's start and end, and whenever a
-snapshot is due (a snapshot holds the known map as it is now, which is ahead of what the
-background flush covers).
+changed watches' checkpoints are taken (their journal lines, or a copy of the known map
+when a snapshot is due), and saved when the sink has made every record sent so far
+durable. For Kafka that is a flush in the background (``Sink.flush_behind``): the recording
+thread goes on while the broker acknowledges, and the records it sends meanwhile belong to
+the next point. A crash in between loses checkpoints, never records: the restart resumes
+from an earlier checkpoint and records some events twice. ``flush`` waits for the sink and
+saves everything: the session's start and end.
 """
 
 from __future__ import annotations
@@ -35,13 +34,11 @@ class Checkpointer:
         if store is None or not dirty:
             self.sink.flush_behind(_nothing)
             return
-        if any(store.snapshot_due(state.target.key) for state in dirty):
-            self.flush()
-            return
-        taken = [(state.target.key, state.checkpoint.take()) for state in dirty]
+        taken = [(state.target.key, state.checkpoint.take(
+            snapshot=store.snapshot_due(state.target.key))) for state in dirty]
         for state in dirty:
             state.dirty = False
-        self.sink.flush_behind(lambda: _append(store, taken))
+        self.sink.flush_behind(lambda: _save(store, taken))
 
     def flush(self) -> None:
         """Everything sent durable, then every changed checkpoint saved."""
@@ -53,9 +50,9 @@ class Checkpointer:
                 state.dirty = False
 
 
-def _append(store: CheckpointStore, taken: list[tuple[str, Taken]]) -> None:
-    for key, lines in taken:
-        store.append(key, lines)
+def _save(store: CheckpointStore, taken: list[tuple[str, Taken]]) -> None:
+    for key, checkpoint in taken:
+        store.save_taken(key, checkpoint)
 
 
 def _nothing() -> None:

@@ -78,13 +78,14 @@ def recording(tmp_path: Path) -> tuple[Writer, list[SlowBroker], Checkpointer]:
     return writer, brokers, checkpointer
 
 
-def saved_uids(tmp_path: Path) -> set[str]:
+def saved_at(tmp_path: Path) -> str | None:
+    """The resourceVersion of the checkpoint saved on disk (as a restart reads it)."""
     checkpoint = CheckpointStore(str(tmp_path / "state"), "test").load(KEY)
-    return set(checkpoint.known) if checkpoint else set()
+    return checkpoint.resource_version if checkpoint else None
 
 
-def uids(items: list[inf.WatchEvent]) -> set[str]:
-    return {i.obj.metadata.uid for i in items if i.type != "DELETED"}
+def last_rv(items: list[inf.WatchEvent]) -> str:
+    return items[-1].obj.metadata.resourceVersion
 
 
 def wait_until(condition, timeout: float = 5.0) -> None:
@@ -94,10 +95,17 @@ def wait_until(condition, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_a_checkpoint_is_saved_only_once_its_records_are_durable(tmp_path: Path) -> None:
+@pytest.mark.parametrize("save", ["journal line", "snapshot"])
+def test_a_checkpoint_is_saved_only_once_its_records_are_durable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, save: str) -> None:
     writer, (broker,), checkpointer = recording(tmp_path)
-    stream = [e for e in events("pods") if e.type == "ADDED"]
-    first, later = stream[:3], stream[3:6]
+    stream = events("pods")
+    earlier, first, later = stream[:4], stream[4:10], stream[10:16]
+    for item in earlier:
+        writer.handle(KEY, item)
+    checkpointer.flush()  # a journal line
+    if save == "snapshot":  # the journal now outgrows the snapshot: the next save compacts
+        monkeypatch.setattr("recorder.checkpoint.COMPACT_MIN_BYTES", 0)
     broker.acknowledge.clear()
     for item in first:
         writer.handle(KEY, item)
@@ -108,20 +116,23 @@ def test_a_checkpoint_is_saved_only_once_its_records_are_durable(tmp_path: Path)
         writer.handle(KEY, item)
     assert len(broker.sent_before_flush) == sent
     time.sleep(0.2)
-    assert saved_uids(tmp_path) == set(), "a checkpoint covered records not yet acknowledged"
+    assert saved_at(tmp_path) == last_rv(earlier), "a checkpoint covered unacknowledged records"
 
     broker.acknowledge.set()
-    wait_until(lambda: saved_uids(tmp_path) == uids(first))  # the later ones wait for a mark
+    # the later ones wait for the next point
+    wait_until(lambda: saved_at(tmp_path) == last_rv(first))
+    journal = tmp_path / "state" / f"{KEY}.journal.jsonl"
+    assert (journal.stat().st_size == 0) == (save == "snapshot")
     checkpointer.flush()
-    assert saved_uids(tmp_path) == uids(first + later)
+    assert saved_at(tmp_path) == last_rv(later)
     writer.sink.close()
     seqs = [r["seq"] for r in read_back(tmp_path / "log0")["t.pods"]]
-    assert seqs == list(range(2 + 6))  # SESSION_START, SYNCED, then the events in order
+    assert seqs == list(range(2 + 16))  # SESSION_START, SYNCED, then the events in order
 
 
 def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp_path: Path) -> None:
     writer, brokers, checkpointer = recording(tmp_path)
-    stream = [e for e in events("pods") if e.type == "ADDED"]
+    stream = events("pods")
     brokers[0].acknowledge.clear()
     for item in stream[:3]:
         writer.handle(KEY, item)
@@ -132,9 +143,9 @@ def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp
     brokers[0].down = True
     brokers[0].acknowledge.set()
     # saved once its records are in the (synced) spool, not before the flush failed
-    wait_until(lambda: saved_uids(tmp_path) == uids(stream[:3]))
+    wait_until(lambda: saved_at(tmp_path) == last_rv(stream[:3]))
     checkpointer.flush()
-    assert saved_uids(tmp_path) == uids(stream[:6])
+    assert saved_at(tmp_path) == last_rv(stream[:6])
     wait_until(lambda: writer.sink.depth()[0] == 0)  # drained through a fresh producer
     writer.sink.close()
     assert len(brokers) >= 2
@@ -144,7 +155,7 @@ def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp
 
 def test_an_error_of_a_checkpoint_saved_behind_is_raised_at_the_next_point(tmp_path: Path) -> None:
     writer, _, checkpointer = recording(tmp_path)
-    for item in [e for e in events("pods") if e.type == "ADDED"][:3]:
+    for item in events("pods")[:3]:
         writer.handle(KEY, item)
     (tmp_path / "state" / f"{KEY}.journal.jsonl").unlink(missing_ok=True)
     (tmp_path / "state" / f"{KEY}.journal.jsonl").mkdir()  # the journal cannot be appended
