@@ -19,6 +19,7 @@ import pytest
 
 from recorder.sinks.locallog import LocalLogSink
 from replayer import db
+from replayer.analyses.races import capacity_dips
 from replayer.analyses.stuck import stuck
 from replayer.replay import replay
 from replayer.sources.locallog import LocalLogSource
@@ -27,7 +28,9 @@ from tests.replayer_data import rows
 from tests.samples import BASE_TIME_US, pod
 
 SECOND_US = 1_000_000
-KINDS = {"pods": ("Pod", "core"), "events": ("Event", "events.k8s.io"), "nodes": ("Node", "core")}
+KINDS = {"pods": ("Pod", "core"), "events": ("Event", "events.k8s.io"), "nodes": ("Node", "core"),
+         "deployments": ("Deployment", "apps"), "replicasets": ("ReplicaSet", "apps"),
+         "endpointslices": ("EndpointSlice", "discovery.k8s.io")}
 RESOURCES = {kind: resource for resource, (kind, _) in KINDS.items()}
 
 
@@ -217,6 +220,57 @@ def test_a_node_of_another_cluster_by_the_same_name_is_not_the_pods(tmp_path):
     columns, found = stuck(con, at=at_time(100), cluster="test").rows
     assert [(r[columns.index("name")], r[columns.index("top_cause")]) for r in found] == [
         ("web-a1", "unknown")]
+
+
+def web_service(c: str, ready_by_time: list[tuple[float, bool]]) -> list[tuple[float, str, dict]]:
+    """Cluster ``c``'s Deployment ``shop/web`` of 2 replicas, its ReplicaSet and pods, and the
+    EndpointSlice of Service ``web``: pod 2 always ready, pod 1 ready as ``ready_by_time``
+    says (the slice's versions)."""
+    meta = {"namespace": "shop", "creationTimestamp": "2026-11-30T06:51:36Z"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {**meta, "name": "web", "uid": f"{c}-deploy", "resourceVersion": "1"},
+                  "spec": {"replicas": 2}, "status": {"replicas": 2}}
+    replicaset = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                  "metadata": {**meta, "name": "web-1", "uid": f"{c}-rs", "resourceVersion": "2",
+                               "ownerReferences": [{"kind": "Deployment", "name": "web",
+                                                    "uid": f"{c}-deploy", "controller": True}]},
+                  "spec": {"replicas": 2}}
+    pods = []
+    for n in (1, 2):
+        p = pod(f"{c}-p{n}", n)
+        p["metadata"].update(namespace="shop", ownerReferences=[
+            {"kind": "ReplicaSet", "name": "web-1", "uid": f"{c}-rs", "controller": True}])
+        pods.append((1.0, "ADDED", p))
+
+    def endpoint(n: int, ready: bool) -> dict:
+        return {"addresses": [f"10.0.0.{n}"], "conditions": {"ready": ready},
+                "targetRef": {"kind": "Pod", "namespace": "shop", "name": f"web-{c}-p{n}",
+                              "uid": f"{c}-p{n}"}}
+    slices = [(at, "ADDED" if i == 0 else "MODIFIED", {
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
+        "metadata": {**meta, "name": "web-x", "uid": f"{c}-slice", "resourceVersion": str(10 + i),
+                     "labels": {"kubernetes.io/service-name": "web"}},
+        "endpoints": [endpoint(1, ready), endpoint(2, True)]})
+        for i, (at, ready) in enumerate(ready_by_time)]
+    return [(0.5, "ADDED", deployment), (0.6, "ADDED", replicaset), *pods, *slices]
+
+
+def test_a_capacity_dip_is_its_own_clusters_service(tmp_path):
+    """Two clusters, each with Service shop/web over a 2-replica Deployment shop/web: in
+    cluster a one endpoint is not ready from 5 s to 8 s — a dip to 1 of 2 —, cluster b's
+    stay ready. Counted together (4 ready, then 3, against 2 desired) the dip vanished."""
+    watches = {"deployments": (), "replicasets": (), "pods": (), "endpointslices": ()}
+    a = Session("rec-a", 0, 20, watches, cluster="a",
+                objects=web_service("a", [(2, True), (5, False), (8, True)]))
+    b = Session("rec-b", 0, 20, watches, cluster="b", objects=web_service("b", [(2, True)]))
+    con = load(tmp_path, a, b)
+    zero = at_us(0) / SECOND_US
+    dips = rows(con, "SELECT cluster, namespace, service, deployment, desired, min_ready, "
+                     "round(epoch(start_at) - ?, 3), round(epoch(end_at) - ?, 3) "
+                     "FROM capacity_dips", zero, zero)
+    assert dips == [("a", "shop", "web", "web", 2, 1, 5.0, 8.0)]
+    for cluster, found in (("a", 1), ("b", 0)):
+        assert len(capacity_dips(con, cluster=cluster)[1]) == found
 
 
 def versions(uid: str, *steps: int) -> list[dict]:

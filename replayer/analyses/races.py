@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from replayer.analyses import Rows, fetch
-from replayer.analyses.scope import of_cluster
+from replayer.analyses.scope import in_cluster, of_cluster
 
 DEFAULT_MARGIN_S = 1.0
 
@@ -39,13 +39,9 @@ def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None
 
 def capacity_dips(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
                   cluster: str | None = None) -> Rows:
-    """Dips of a Service's ready endpoints below its Deployment's replicas (a cluster's:
-    the Deployment is one of its objects)."""
+    """Dips of a Service's ready endpoints below its Deployment's replicas."""
     return fetch(con,
                  "SELECT namespace, service, deployment, desired, min_ready, start_at, end_at, "
-                 "  duration_s, pods_off FROM capacity_dips d WHERE (? IS NULL OR namespace = ?) "
-                 "AND (? IS NULL OR EXISTS (SELECT 1 FROM raw_events r WHERE r.cluster = ? "
-                 "  AND r.kind = 'Deployment' AND r.namespace = d.namespace "
-                 "  AND r.name = d.deployment)) "
-                 "ORDER BY namespace, service, start_at",
+                 "  duration_s, pods_off FROM capacity_dips WHERE (? IS NULL OR namespace = ?) "
+                 f"AND {in_cluster()} ORDER BY namespace, service, start_at",
                  [namespace, namespace, cluster, cluster])

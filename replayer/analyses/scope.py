@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # the CLI reads this module's names without starting DuckDB
 #: ``uid`` of an object of cluster ``?`` (or any cluster when ``?`` is NULL); two parameters
 CLUSTER_UIDS = ("(?::VARCHAR IS NULL OR {uid} IN "
                 "(SELECT uid FROM raw_events WHERE cluster = ?::VARCHAR))")
+#: a row whose ``{column}`` is cluster ``?`` (or any when NULL); two parameters
+CLUSTER_COLUMN = "(?::VARCHAR IS NULL OR {column} = ?::VARCHAR)"
 #: ``session`` of cluster ``?`` (or any when NULL); two parameters
 CLUSTER_SESSIONS = ("(?::VARCHAR IS NULL OR {session} IN "
                     "(SELECT session FROM raw_events WHERE cluster = ?::VARCHAR))")
@@ -25,6 +27,11 @@ CLUSTER_SESSIONS = ("(?::VARCHAR IS NULL OR {session} IN "
 def of_cluster(uid: str = "uid") -> str:
     """The SQL condition that ``uid`` is an object of the cluster parameter (two ``?``)."""
     return CLUSTER_UIDS.format(uid=uid)
+
+
+def in_cluster(column: str = "cluster") -> str:
+    """The SQL condition that a row's ``column`` names the cluster parameter (two ``?``)."""
+    return CLUSTER_COLUMN.format(column=column)
 
 
 def of_cluster_session(session: str = "session") -> str:

@@ -15,7 +15,7 @@ import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S
 from replayer.analyses.record_ids import RECORD_ID_SQL, internal_dicts
-from replayer.analyses.scope import of_cluster
+from replayer.analyses.scope import in_cluster, of_cluster
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
@@ -217,8 +217,9 @@ def problems(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
 
 def capacity_dips(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
     return _rows(con, "SELECT * FROM capacity_dips WHERE (? IS NULL OR namespace = ?) "
-                 "AND start_at <= ? AND coalesce(end_at, start_at) >= ? ORDER BY start_at",
-                 [sel.namespace, sel.namespace, sel.end, sel.start])
+                 f"AND {in_cluster()} AND start_at <= ? AND coalesce(end_at, start_at) >= ? "
+                 "ORDER BY start_at",
+                 [sel.namespace, sel.namespace, sel.cluster, sel.cluster, sel.end, sel.start])
 
 
 def gaps(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[list[Row], list[Row]]:
@@ -235,8 +236,8 @@ def gaps(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[list[Row], lis
 
 def rollouts(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
     return _rows(con, "SELECT * FROM rollouts WHERE (? IS NULL OR namespace = ?) "
-                 "ORDER BY namespace, deployment, started_at",
-                 [sel.namespace, sel.namespace])
+                 f"AND {in_cluster()} ORDER BY namespace, deployment, started_at",
+                 [sel.namespace, sel.namespace, sel.cluster, sel.cluster])
 
 
 def replica_series(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, list[Row]]:

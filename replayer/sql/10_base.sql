@@ -116,7 +116,7 @@ WHERE v.kind = 'Pod';
 -- projection_scope).
 CREATE OR REPLACE VIEW endpoint_membership_computed AS
 WITH slice_versions AS (
-    SELECT event_id, uid AS slice_uid, namespace, type, rv, received_at,
+    SELECT event_id, uid AS slice_uid, cluster, namespace, type, rv, received_at,
            labels['kubernetes.io/service-name'] AS service
     FROM raw_events WHERE kind = 'EndpointSlice' AND uid IS NOT NULL
       AND uid IN (SELECT uid FROM projection_scope)),
@@ -143,8 +143,8 @@ islands AS (
     SELECT *, sum(CASE WHEN prev_state IS DISTINCT FROM state THEN 1 ELSE 0 END)
                   OVER (PARTITION BY slice_uid, target_uid ORDER BY rv, event_id) AS island
     FROM ordered WHERE seen > 0)
-SELECT slice_uid, any_value(service) AS service, any_value(namespace) AS namespace,
-       target_uid AS pod_uid, any_value(pod) AS pod, state,
+SELECT slice_uid, any_value(cluster) AS cluster, any_value(service) AS service,
+       any_value(namespace) AS namespace, target_uid AS pod_uid, any_value(pod) AS pod, state,
        arg_min(ready, rv) AS ready, arg_min(serving, rv) AS serving,
        arg_min(terminating, rv) AS terminating, arg_min(addresses, rv) AS addresses,
        min(received_at) AS since_at,

@@ -5,14 +5,16 @@
 
 CREATE OR REPLACE VIEW rollouts AS
 WITH rs AS (
-    SELECT r.uid AS rs_uid, r.name AS replicaset, r.namespace, o.owner_uid AS deploy_uid,
+    SELECT r.uid AS rs_uid, r.name AS replicaset, r.cluster, r.namespace,
+           o.owner_uid AS deploy_uid,
            o.owner_name AS deployment, w.revision, w.replicas, r.received_at, r.created_at,
            r.rv, r.event_id
     FROM workloads w JOIN raw_events r USING (event_id)
     JOIN owner_refs o ON o.event_id = w.event_id AND o.controller AND o.owner_kind = 'Deployment'
     WHERE w.kind = 'ReplicaSet'),
 revisions AS (
-    SELECT deploy_uid, any_value(deployment) AS deployment, any_value(namespace) AS namespace,
+    SELECT deploy_uid, any_value(deployment) AS deployment, any_value(cluster) AS cluster,
+           any_value(namespace) AS namespace,
            rs_uid, any_value(replicaset) AS replicaset,
            arg_max(revision, rv) AS revision,
            -- a revision starts when its ReplicaSet is created or first scaled up from 0
@@ -38,7 +40,8 @@ windows AS (
 pod_rs AS (
     SELECT DISTINCT o.uid AS pod_uid, o.owner_uid AS rs_uid
     FROM owner_refs o WHERE o.owner_kind = 'ReplicaSet' AND o.controller)
-SELECT w.namespace, w.deployment, w.revision, w.replicaset, w.started_at, w.completed_at,
+SELECT w.cluster, w.namespace, w.deployment, w.revision, w.replicaset, w.started_at,
+       w.completed_at,
        epoch(w.completed_at - w.started_at) AS duration_s,
        (SELECT arg_max(d.replicas, d.received_at) FROM deploy d
         WHERE d.deploy_uid = w.deploy_uid AND d.received_at <= coalesce(w.completed_at, w.started_at + INTERVAL 1 DAY))
@@ -60,7 +63,8 @@ SELECT w.namespace, w.deployment, w.revision, w.replicaset, w.started_at, w.comp
         WHERE p.rs_uid = w.rs_uid AND l.ready_at BETWEEN w.started_at
               AND coalesce(w.completed_at, 'infinity'::TIMESTAMP)) AS new_pods_ready,
        (SELECT count(*) FROM capacity_dips c
-        WHERE c.deployment = w.deployment AND c.namespace = w.namespace
+        WHERE c.cluster = w.cluster AND c.namespace = w.namespace
+          AND c.deployment = w.deployment
           AND c.start_at BETWEEN w.started_at AND coalesce(w.completed_at, 'infinity'::TIMESTAMP))
            AS capacity_dips
 FROM windows w;
