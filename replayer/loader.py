@@ -148,6 +148,28 @@ PARSE_AHEAD = 1
 _END = object()
 
 
+class StoredVersions:
+    """The versions the database holds of a run's objects, read by one query the first
+    time one is asked about (one per record scanned raw_events each time: hours for a
+    recording that holds another's versions again), beside the batches in flight then."""
+
+    def __init__(self, lookup: duckdb.DuckDBPyConnection, in_flight: deque[set[tuple]],
+                 uids: list[str]) -> None:
+        self._lookup, self._in_flight, self._uids = lookup, in_flight, uids
+        self._keys: set[tuple] | None = None
+        self._flying: list[set[tuple]] = []
+
+    def holds(self, key: tuple) -> bool:
+        if self._keys is None:
+            # the batches in flight before the read: one committed meanwhile is in either
+            self._flying = list(self._in_flight)
+            self._keys = {(uid, rv, version_class(t)) for uid, rv, t in self._lookup.execute(
+                "SELECT uid, resource_version, type FROM raw_events "
+                "WHERE uid IN (SELECT unnest(?::VARCHAR[]))", [sorted(set(self._uids))]
+            ).fetchall()}
+        return key in self._keys or any(key in keys for keys in self._flying)
+
+
 @dataclass
 class TakenBatch:
     """One batch as the reader hands it to the writer: its rows, what could not be loaded,
@@ -187,6 +209,8 @@ class Loader:
         #: The keys of the batches handed to the writer and not yet committed.
         self.in_flight: deque[set[tuple]] = deque()
         self.malformed = 0  # counted by the writer, added to the stats when a load ends
+        #: the stored versions of the run being taken (None outside a run)
+        self.stored: StoredVersions | None = None
         self.markers_seen = {tuple(r) for r in con.execute(
             "SELECT r.session, r.resource, r.seq, r.type FROM markers "
             "JOIN raw_events r USING (event_id)").fetchall()}
@@ -371,6 +395,8 @@ class Loader:
         self._dirty = True
         self.stats.deliveries += len(run.rows)
         keep_all, kinds = self.keep.keeps_all(), self.stats.kinds
+        self.stored = StoredVersions(self.lookup, self.in_flight,
+                                     [row[_UID] for row in run.rows if row[_UID]])
         kept: list[int] = []  # the rows taken since the last flush
         for i, row in enumerate(run.rows):
             if not (keep_all or self.keep.keeps_values(row[_CLUSTER], row[_NAMESPACE])):
@@ -394,6 +420,7 @@ class Loader:
             kinds[kind or rtype] += 1
             kept.append(i)
         self._flush_rows(run, kept)
+        self.stored = None
 
     def _flush_rows(self, run: DeliveryRun, kept: list[int]) -> None:
         """Add the rows ``kept`` of ``run`` (indices, in order) to the batch."""
@@ -469,9 +496,13 @@ class Loader:
 
     def _seen_before(self, uid: str, rv_text: str | None, version: str) -> bool:
         key = (uid, rv_text, version)
+        if key in self.batch_keys:
+            return True
+        if self.stored is not None:  # in a run: its objects' stored versions, read once
+            return self.stored.holds(key)
         # The batches not yet committed first, then the database: a batch leaves in_flight
         # only once committed, so no version falls between the two looks.
-        if key in self.batch_keys or any(key in keys for keys in list(self.in_flight)):
+        if any(key in keys for keys in list(self.in_flight)):
             return True
         same = [t for t in OBJECT_TYPES if version_class(t) == version]
         return self.lookup.execute(
@@ -524,15 +555,9 @@ class Loader:
                     for v in (self.source_id, t, p, o)]
             self.con.execute("INSERT OR REPLACE INTO load_positions VALUES "
                              + ", ".join(["(?, ?, ?, ?)"] * len(taken.positions)), flat)
-        if taken.problem_rows:
-            self.con.executemany("INSERT INTO load_problems VALUES (?, ?, ?, ?, ?, ?)",
-                                 taken.problem_rows)
-        if taken.duplicate_seqs:
-            self.con.executemany("INSERT INTO duplicate_sequence VALUES (?, ?, ?)",
-                                 taken.duplicate_seqs)
-        if taken.unreadable_rows:
-            self.con.executemany("INSERT INTO unreadable_ranges VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                 taken.unreadable_rows)
+        _insert_rows(self.con, "load_problems", taken.problem_rows)
+        _insert_rows(self.con, "duplicate_sequence", taken.duplicate_seqs)
+        _insert_rows(self.con, "unreadable_ranges", taken.unreadable_rows)
         s = taken.stats
         self.con.execute(
             "UPDATE loads SET deliveries = ?, loaded = ?, duplicates = ?, problems = ? "
@@ -548,6 +573,21 @@ class Loader:
         self.duplicate_seqs: list[tuple[str, str, int]] = []
         self.unreadable_rows: list[tuple] = []
         self.unknown_kinds: Counter = Counter()
+
+
+def _insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
+    """``rows`` appended to ``table`` (its columns in order) by one statement: executemany
+    runs one INSERT per row, ~2 ms each — minutes for the duplicates of a recorder that
+    listed everything again."""
+    if not rows:
+        return
+    columns = [pa.array(column) for column in zip(*rows)]
+    con.register("ktrace_rows", pa.Table.from_arrays(
+        columns, names=[f"c{i}" for i in range(len(columns))]))
+    try:
+        con.execute(f"INSERT INTO {table} SELECT * FROM ktrace_rows")
+    finally:
+        con.unregister("ktrace_rows")
 
 
 def _hand_over(q: queue.Queue, item: object, stop: threading.Event) -> bool:
