@@ -4,8 +4,9 @@ Built from the recorder's public pieces — ``informer.parse_event`` for each li
 ``Writer`` (attribution, redaction, facts, envelope, truncation), the sink ``ktrace record``
 opens for Kafka (``session.open_sink``: the spooling sink over the Kafka producer) and its
 checkpoint store — flushed and checkpointed on the cadence of ``session.Recording``
-(every ``flush_records`` records or ``flush_interval_s``, through its ``Checkpointer``). What ``Recording`` adds on top, a
-thread per watch and a queue to the writer, is left out: one core does everything here.
+(every ``flush_records`` records or ``flush_interval_s``, through its ``Checkpointer``).
+What ``Recording`` adds on top, a thread per watch and a queue to the writer, is left out:
+one core does everything here.
 """
 
 from __future__ import annotations
