@@ -149,9 +149,9 @@ _END = object()
 
 
 class StoredVersions:
-    """The versions the database holds of a run's objects, read by one query the first
-    time one is asked about (one per record scanned raw_events each time: hours for a
-    recording that holds another's versions again), beside the batches in flight then."""
+    """The versions the database holds of a run's objects, read by one query when the
+    first is asked about, with the batches in flight at that moment (a query per record
+    scanned raw_events each time: hours for a recording that repeats another's versions)."""
 
     def __init__(self, lookup: duckdb.DuckDBPyConnection, in_flight: deque[set[tuple]],
                  uids: list[str]) -> None:
