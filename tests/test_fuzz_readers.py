@@ -150,7 +150,9 @@ def _assert_every_byte_accounted_for(data: bytes, read: list) -> None:
 # --- the Kafka record decoder ----------------------------------------------------------------
 
 BODY = codec.encode(ORIGINAL_BLOCKS[3][1][0])
-HEADERS = list(FingerprintFraming().header_map(ORIGINAL_BLOCKS[3][1][0]).items())
+_RECORD = ORIGINAL_BLOCKS[3][1][0]
+HEADERS = list(FingerprintFraming().headers(_RECORD["type"], _RECORD["session"],
+                                            _RECORD["seq"]).items())
 
 
 @FUZZ
