@@ -11,6 +11,11 @@ version lays it out otherwise). The rules are those of ``Redactor.apply``: a val
 path is replaced by ``"ktrace:redacted"`` unless it is null or already redacted; a path
 under a replaced value finds nothing; a value of a type the paths do not expect (a string
 where a path goes deeper) makes ``spans`` None, and the writer uses the full parse.
+
+The first list along a path (``spec.containers``) is read as one Raw and its redacted bytes
+are remembered by its bytes (``Memo``): an object's containers rarely change between its
+versions, and a Deployment's template repeats in its ReplicaSets, so most objects need one
+lookup there instead of a walk over every ``env`` value.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import ctypes
 import keyword
 import re
 import sys
+import threading
 import typing
 from typing import Any, Callable
 
@@ -35,7 +41,8 @@ _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
 _REPLACEMENT_SIZE = len(_REPLACEMENT)
 _QUOTE = ord('"')
-Span = tuple[int, int]  # begin, end
+#: begin, end (replaced by ``_REPLACEMENT``), or begin, end, the bytes that replace them
+Span = tuple[int, int] | tuple[int, int, bytes]
 _OPEN_LIST = ord("[")
 #: Machine words from address 8 on: ``_WORDS[(a - 8) >> 3]`` reads the word at ``a`` (a
 #: pointer index is ~5x cheaper than a ctypes object made per read with ``from_address``).
@@ -52,18 +59,22 @@ class Node:
     Raw and is walked by decoding it on the way (``_items``)."""
 
     __slots__ = ("leaf", "children", "keys", "attrs", "every", "indexes", "shape", "type",
-                 "decoder", "collect")
+                 "decoder", "collect", "memo")
 
     def __init__(self) -> None:
         self.leaf = False
         self.children: dict[Segment, Node] = {}
+        self.memo: Memo | None = None
 
-    def compile(self) -> Any:
-        for child in self.children.values():
-            child.compile()
+    def compile(self, in_list: bool = False) -> Any:
+        """``in_list``: a step below a ``[*]``/``[N]``, whose value is never remembered on
+        its own (the list above it is)."""
         self.keys = [(arg, child) for (kind, arg), child in self.children.items() if kind == "key"]
         self.every = self.children.get(("all", None))
         self.indexes = [(arg, child) for (kind, arg), child in self.children.items() if kind == "index"]
+        below_list = in_list or self.every is not None or bool(self.indexes)
+        for child in self.children.values():
+            child.compile(below_list)
         if self.leaf or not self.children:
             self.shape, self.type = "raw", msgspec.Raw
         elif self.keys and self.every is None and not self.indexes:
@@ -78,10 +89,37 @@ class Node:
             self.shape, self.type = "walk", msgspec.Raw
         self.decoder = msgspec.json.Decoder(self.type)
         self.collect = _COLLECTORS[self.shape](self)
+        if self.shape == "every" and not in_list:
+            self.memo = Memo()
+            self.collect = _memo_collector(self)
         return self.type
 
     def optional(self) -> Any:
+        """The type of this step's value in its parent's Struct."""
+        if self.memo is not None:
+            return msgspec.Raw  # read whole, its redaction remembered
         return self.type if self.shape in ("raw", "walk", "every") else self.type | None
+
+
+class Memo:
+    """Redacted bytes by original bytes, first in first out within ``budget`` bytes (keys
+    and values); ``b""`` stands for "nothing to replace"."""
+
+    def __init__(self, budget: int = 8 << 20) -> None:
+        self._redacted: dict[bytes, bytes] = {}
+        self._budget, self._size = budget, 0
+        self._lock = threading.Lock()  # writers of several recordings may share a Memo
+        self.get = self._redacted.get
+
+    def put(self, part: bytes, redacted: bytes) -> None:
+        with self._lock:
+            if part in self._redacted:
+                return
+            self._redacted[part] = redacted
+            self._size += len(part) + len(redacted)
+            while self._size > self._budget:
+                oldest = next(iter(self._redacted))
+                self._size -= len(oldest) + len(self._redacted.pop(oldest))
 
 
 def _attribute(key: str, index: int) -> str:
@@ -197,10 +235,8 @@ class SpanRedactor:
             if tree is not None:
                 self.root.collect(tree, _bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
-            return None  # a mixed step's value not of the type the paths expect (spans())
-        # Most values are strings shorter than the replacement and not null: never kept.
-        return [span for span in found
-                if _REPLACEMENT_SIZE > span[1] - span[0] != 4 or not _kept(body, *span)]
+            return None  # a value below the paths not of the type they expect (spans())
+        return _to_replace(found, body)
 
     def apply(self, body: bytes) -> bytes | None:
         """``body`` with the located values replaced (the same object if nothing matched);
@@ -208,17 +244,24 @@ class SpanRedactor:
         return replaced(body, self.spans(body))
 
 
+def _to_replace(found: list[Span], body: bytes) -> list[Span]:
+    """``found`` without the values that stay as they are (``_kept``). Most values are
+    strings shorter than the replacement and not null: never kept, never looked at."""
+    return [span for span in found
+            if _REPLACEMENT_SIZE > span[1] - span[0] != 4 or not _kept(body, span[0], span[1])]
+
+
 def replaced(body: bytes, spans: list[Span] | None) -> bytes | None:
     """``body`` with the values at ``spans`` replaced; None when ``spans`` is."""
     if not spans:
         return body if spans is not None else None
-    start, kept = 0, []
-    for begin, end in sorted(spans):
-        if begin >= start:  # else inside a value already replaced
-            kept.append(body[start:begin])
-            start = end
-    kept.append(body[start:])
-    return _REPLACEMENT.join(kept)
+    start, pieces = 0, []
+    for span in sorted(spans):
+        if span[0] >= start:  # else inside a value already replaced
+            pieces += (body[start:span[0]], span[2] if len(span) == 3 else _REPLACEMENT)
+            start = span[1]
+    pieces.append(body[start:])
+    return b"".join(pieces)
 
 
 Collect = Callable[[Any, int, list[Span]], None]
@@ -295,6 +338,29 @@ def _nested_leaves_collector(key: str, names: list[str]) -> Collect:
         for outer in value.values() if type(value) is dict else value:
             if outer is not None and (inner := getattr(outer, key)) is not None:
                 leaves(inner, base, found)
+    return collect
+
+
+def _memo_collector(node: Node) -> Collect:
+    """The first list along a path, read as one Raw: its redacted bytes as remembered, else
+    found by decoding and walking it (a value of an unexpected type raises, see spans())."""
+    memo, decode, walk = node.memo, node.decoder.decode, node.collect
+    assert memo is not None
+
+    def collect(value: msgspec.Raw, base: int, found: list[Span]) -> None:
+        part = bytes(value)
+        redacted = memo.get(part)
+        if redacted is None:
+            inner: list[Span] = []
+            tree = decode(part)
+            if tree is not None:
+                walk(tree, _bytes_address(part), inner)
+            spans = _to_replace(inner, part)
+            redacted = replaced(part, spans) if spans else b""
+            memo.put(part, redacted)
+        if redacted:
+            begin = _address(value) - base
+            found.append((begin, begin + len(part), redacted))
     return collect
 
 

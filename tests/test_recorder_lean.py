@@ -18,7 +18,7 @@ from recorder import lean
 from recorder.attribution import observed
 from schemas.redaction import LAST_APPLIED, REDACTED, Redactor
 from recorder.sinks import Outgoing
-from recorder.splice import SpanRedactor
+from recorder.splice import Memo, SpanRedactor
 from recorder.writer import Writer
 from schemas import codec, topics
 
@@ -210,6 +210,32 @@ def test_in_place_redaction_on_adversarial_objects(name: str, paths: list[str]) 
     # The same object as a server that escapes differently would send it: same content.
     escaped = body.replace(b"<", b"\\u003c").replace(b"\xc3\x9c", b"\\u00dc")
     assert orjson.loads(splicer.apply(escaped)) == expected
+
+
+def test_remembered_containers_are_redacted_as_on_first_sight() -> None:
+    """The second sight of a containers list takes its redaction from the memo: every
+    adversarial object, then the same containers under another object's metadata."""
+    splicer = SpanRedactor(Redactor().paths)
+    for name, obj in sorted(ADVERSARIAL.items()):
+        expected = copy.deepcopy(obj)
+        Redactor().apply(expected)
+        body = orjson.dumps(obj)
+        assert splicer.apply(body) == splicer.apply(body) == orjson.dumps(expected), name
+        moved = {**obj, "metadata": {**obj["metadata"], "name": "other", "resourceVersion": "2"}}
+        expected = copy.deepcopy(moved)
+        Redactor().apply(expected)
+        assert splicer.apply(orjson.dumps(moved)) == orjson.dumps(expected), name
+    # A list of the wrong shape is never remembered: each sight takes the full parse.
+    odd = orjson.dumps(pod([], {"value": "past the gate"}, containers="oops"))
+    assert splicer.apply(odd) is None and splicer.apply(odd) is None
+
+
+def test_the_memo_keeps_within_its_budget_oldest_first() -> None:
+    memo = Memo(budget=100)
+    for i in range(10):
+        memo.put(b"%02d" % i * 10, b"r" * 10)  # 30 bytes an entry
+    assert memo.get(b"09" * 10) == b"r" * 10 and memo.get(b"07" * 10) == b"r" * 10
+    assert memo.get(b"06" * 10) is None and memo.get(b"00" * 10) is None
 
 
 def test_a_redacted_value_written_with_escapes_is_left_as_it_is() -> None:
