@@ -17,6 +17,8 @@ reason, finalizers and the last status writer.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +134,7 @@ def prior_of(seen: Observed, previous: Prior | None) -> Prior:
                  status_writer)
 
 
+@functools.lru_cache(maxsize=1024)  # a few dozen manager keys in a cluster
 def describe(key: ManagerKey) -> str:
     manager, operation, subresource = key
     return ":".join(p for p in ("managedFields", manager, operation, subresource) if p)
@@ -140,16 +143,23 @@ def describe(key: ManagerKey) -> str:
 def advanced(before: dict[ManagerKey, Stamp] | None, after: dict[ManagerKey, Stamp]) -> list[ManagerKey]:
     """Entries that changed, the likely writer first: new entries, then those whose time moved
     forward, then those whose owned fields changed at the same time (a field can also move
-    away from a manager when another one takes it over)."""
-    def rank(key: ManagerKey) -> int:
+    away from a manager when another one takes it over); latest first within each."""
+    new: list[tuple[str, ManagerKey]] = []
+    forward: list[tuple[str, ManagerKey]] = []
+    refreshed: list[tuple[str, ManagerKey]] = []
+    for key, (time, owned) in after.items():
         old = before.get(key) if before is not None else None
         if old is None:
-            return 3
-        if after[key][0] > old[0]:
-            return 2
-        return 1 if after[key][1] != old[1] else 0
-    ranked = [(rank(k), after[k][0], k) for k in after]
-    return [k for r, _, k in sorted(ranked, key=lambda t: (t[0], t[1]), reverse=True) if r]
+            new.append((time, key))
+        elif time > old[0]:
+            forward.append((time, key))
+        elif owned != old[1]:
+            refreshed.append((time, key))
+    return [key for ranked in (new, forward, refreshed)
+            for _, key in sorted(ranked, key=_TIME, reverse=True)]
+
+
+_TIME = operator.itemgetter(0)
 
 
 def latest(by_key: dict[ManagerKey, Stamp], keys: list[ManagerKey] | None = None) -> ManagerKey | None:
