@@ -274,23 +274,33 @@ def _visit(child: Node) -> Collect:
 
 def _keys_collector(node: Node) -> Collect:
     """A Struct of the wanted keys: visit each one present (fields are None when absent).
-    Values that end a path are noted here, not through ``_leaf``: most spans are such
-    values (``env[*].value``), a call each would be most of the walk."""
-    pairs = list(zip(node.attrs, (child for _, child in node.keys)))
-    leaves = [attr for attr, child in pairs if child.leaf]
-    inner = [(attr, child.collect) for attr, child in pairs if not child.leaf]
+    The steps of keys below it are written out into one function (``_inlined``), so the
+    walk from an object's root to its lists is one call, not one per step; values that end
+    a path are noted inline too (``env[*].value`` is most spans, a call each was most of
+    the walk)."""
+    lines: list[str] = []
+    calls: dict[str, Collect] = {}
+    _inlined(node, "value", 1, lines, calls)
+    namespace: dict[str, Any] = {"_WORDS": _WORDS, "_RAW_WORD": _RAW_WORD, **calls}
+    exec("def collect(value, base, found):\n" + "\n".join(lines), namespace)
+    return namespace["collect"]
 
-    def collect(value: Any, base: int, found: list[Span]) -> None:
-        for name in leaves:
-            item = getattr(value, name)
-            if item is not None:
-                begin = _WORDS[(id(item) + _RAW_WORD) >> 3] - base
-                found.append((begin, begin + len(item)))
-        for name, visit in inner:
-            item = getattr(value, name)
-            if item is not None:
-                visit(item, base, found)
-    return collect
+
+def _inlined(node: Node, value: str, depth: int, lines: list[str], calls: dict[str, Collect]) -> None:
+    """Source lines visiting the wanted keys of ``node`` in the variable ``value``; steps
+    that are not keys are calls to their collector (named in ``calls``)."""
+    pad = "    " * depth
+    for attr, (_, child) in zip(node.attrs, node.keys):
+        item = f"v{len(lines)}"  # unique: the line it is assigned on
+        lines += [f"{pad}{item} = {value}.{attr}", f"{pad}if {item} is not None:"]
+        if child.leaf:
+            lines += [f"{pad}    begin = _WORDS[(id({item}) + _RAW_WORD) >> 3] - base",
+                      f"{pad}    found.append((begin, begin + len({item})))"]
+        elif child.shape == "keys":
+            _inlined(child, item, depth + 1, lines, calls)
+        else:
+            calls[f"visit_{item}"] = child.collect
+            lines.append(f"{pad}    visit_{item}({item}, base, found)")
 
 
 def _every_collector(node: Node) -> Collect:
