@@ -8,12 +8,16 @@ thread goes on while the broker acknowledges, and the records it sends meanwhile
 the next point. A crash in between loses checkpoints, never records: the restart resumes
 from an earlier checkpoint and records some events twice. ``flush`` waits for the sink and
 saves everything: the session's start and end.
+
+``on_confirmed`` is called (in the thread that saw it) each time the destination itself
+confirmed every record sent before a point: acknowledged by Kafka, written and fsynced by the
+local log. Records that went to the spool instead are durable but not yet confirmed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from recorder.checkpoint import CheckpointStore, Taken
 from recorder.sinks import Sink
@@ -24,21 +28,27 @@ if TYPE_CHECKING:  # the writer imports the sinks; this module only reads its wa
 
 class Checkpointer:
     def __init__(self, sink: Sink, store: CheckpointStore | None,
-                 states: Mapping[str, WatchState]) -> None:
+                 states: Mapping[str, WatchState],
+                 on_confirmed: Callable[[], None] = lambda: None) -> None:
         self.sink, self.store, self.states = sink, store, states
+        self.on_confirmed = on_confirmed
 
     def mark(self) -> None:
         """A checkpoint point: what changed is saved once the records so far are durable."""
         dirty = [state for state in self.states.values() if state.dirty]
         store = self.store
         if store is None or not dirty:
-            self.sink.flush_behind(_nothing)
+            self.sink.flush_behind(self._confirm)
             return
         taken = [(state.target.key, state.checkpoint.take(
             snapshot=store.snapshot_due(state.target.key))) for state in dirty]
         for state in dirty:
             state.dirty = False
-        self.sink.flush_behind(lambda: _save(store, taken))
+
+        def settled() -> None:
+            _save(store, taken)
+            self._confirm()
+        self.sink.flush_behind(settled)
 
     def flush(self) -> None:
         """Everything sent durable, then every changed checkpoint saved."""
@@ -48,12 +58,16 @@ class Checkpointer:
                 if self.store is not None:
                     self.store.save(state.target.key, state.checkpoint)
                 state.dirty = False
+        self._confirm()
+
+    def _confirm(self) -> None:
+        """After a flush: ``on_confirmed`` unless records are in the spool. A spooling sink
+        leaves spooling only once the spool is drained, so not spooling means every record
+        sent before the flush was acknowledged (a later send's failure errs on the safe side)."""
+        if not getattr(self.sink, "spooling", False):
+            self.on_confirmed()
 
 
 def _save(store: CheckpointStore, taken: list[tuple[str, Taken]]) -> None:
     for key, checkpoint in taken:
         store.save_taken(key, checkpoint)
-
-
-def _nothing() -> None:
-    pass

@@ -53,7 +53,9 @@ class Metrics:
         self.lag = LagHistogram()
         r.register(self.lag)
         self.last_flush = Gauge("ktrace_last_flush_timestamp_seconds",
-                                "When the sink last confirmed records", registry=r)
+                                "When the destination last confirmed every record sent before "
+                                "a flush (acknowledged by Kafka, or fsynced to the local log); "
+                                "records going to the spool do not advance it", registry=r)
 
 
 class RecordCounts:

@@ -178,7 +178,8 @@ class Recording:
                              redactor=redactor,
                              metrics=self.metrics,
                              typed_facts=settings.typed_facts)
-        self.checkpointer = Checkpointer(self.sink, self.store, self.writer.states)
+        self.checkpointer = Checkpointer(self.sink, self.store, self.writer.states,
+                                         on_confirmed=self.metrics.last_flush.set_to_current_time)
         self.informers = [self._informer(KubeWatchApi(api), t) for t in targets]
         self.threads: list[threading.Thread] = []
         self.health: HealthServer | None = None
@@ -266,7 +267,6 @@ class Recording:
 
     def _flushed(self) -> None:
         self._sent_since_flush, self._flushed_at = 0, time.monotonic()
-        self.metrics.last_flush.set(time.time())
         self._update_spool_gauges()
 
     def _update_spool_gauges(self) -> None:

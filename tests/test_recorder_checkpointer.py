@@ -12,6 +12,7 @@ import pytest
 from recorder import informer as inf
 from recorder.checkpoint import CheckpointStore
 from recorder.checkpointer import Checkpointer
+from recorder.metrics import Metrics
 from recorder.sinks import Outgoing
 from recorder.sinks.locallog import LocalLogSink
 from recorder.sinks.spooling import SpoolingSink
@@ -56,13 +57,17 @@ class SlowBroker:
         self.inner.close()
 
 
-def recording(tmp_path: Path) -> tuple[Writer, list[SlowBroker], Checkpointer]:
-    """A writer into a spooling sink over ``SlowBroker``s (each connection its own log)."""
+def recording(tmp_path: Path, metrics: Metrics | None = None, *, reconnects_answer: bool = True
+              ) -> tuple[Writer, list[SlowBroker], Checkpointer]:
+    """A writer into a spooling sink over ``SlowBroker``s (each connection its own log; a
+    reconnection's broker holds its answer unless ``reconnects_answer``), confirmations on
+    ``metrics`` as the session wires them."""
     brokers: list[SlowBroker] = []
 
     def connect() -> SlowBroker:
         brokers.append(SlowBroker(str(tmp_path / f"log{len(brokers)}")))
-        brokers[-1].acknowledge.set()
+        if reconnects_answer or len(brokers) == 1:
+            brokers[-1].acknowledge.set()
         return brokers[-1]
 
     sink = SpoolingSink(connect, Spool(str(tmp_path / "spool"), max_bytes=10**8),
@@ -70,7 +75,8 @@ def recording(tmp_path: Path) -> tuple[Writer, list[SlowBroker], Checkpointer]:
     writer = Writer(sink, cluster="c", session="s", topic_prefix="t", redactor=Redactor())
     writer.add_watch(TARGETS["pods"], None)
     store = CheckpointStore(str(tmp_path / "state"), "test")
-    checkpointer = Checkpointer(sink, store, writer.states)
+    checkpointer = Checkpointer(sink, store, writer.states, on_confirmed=(
+        metrics or Metrics()).last_flush.set_to_current_time)
     writer.start_session("test")
     writer.handle(KEY, inf.ListStarted("1", None, 1))  # an empty initial list: SYNCED
     writer.handle(KEY, inf.Synced("1", 0, 1))
@@ -162,3 +168,44 @@ def test_an_error_of_a_checkpoint_saved_behind_is_raised_at_the_next_point(tmp_p
     checkpointer.mark()
     with pytest.raises(Exception, match="cannot write checkpoint journal"):
         checkpointer.flush()
+
+
+def test_the_last_flush_gauge_waits_for_the_acknowledgement_and_ignores_spooled_records(
+        tmp_path: Path) -> None:
+    metrics = Metrics()
+    writer, brokers, checkpointer = recording(tmp_path, metrics, reconnects_answer=False)
+
+    def last_flush() -> float:
+        return metrics.registry.get_sample_value("ktrace_last_flush_timestamp_seconds")
+
+    started = last_flush()
+    assert started > 0  # the session's first flush was acknowledged
+    stream = events("pods")
+    brokers[0].acknowledge.clear()
+    for item in stream[:3]:
+        writer.handle(KEY, item)
+    time.sleep(0.01)  # the clock moves on: an advance would show
+    checkpointer.mark()
+    assert brokers[0].waiting.wait(5)
+    time.sleep(0.2)
+    assert last_flush() == started, "advanced before the broker acknowledged"
+    brokers[0].acknowledge.set()
+    wait_until(lambda: last_flush() > started)
+    acknowledged = last_flush()
+
+    brokers[0].acknowledge.clear()
+    for item in stream[3:6]:
+        writer.handle(KEY, item)
+    checkpointer.mark()
+    assert brokers[0].waiting.wait(5)
+    brokers[0].down = True
+    brokers[0].acknowledge.set()
+    wait_until(lambda: saved_at(tmp_path) == last_rv(stream[:6]))  # spooled, then saved
+    wait_until(lambda: len(brokers) == 2 and brokers[1].waiting.is_set())  # draining, held
+    assert last_flush() == acknowledged, "spooled records counted as confirmed"
+
+    brokers[1].acknowledge.set()
+    wait_until(lambda: writer.sink.depth()[0] == 0)
+    checkpointer.flush()  # the spool drained: every record is acknowledged again
+    assert last_flush() > acknowledged
+    writer.sink.close()
