@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from recorder.sinks.locallog import LocalLogSink
-from replayer import db
+from replayer import db, projections
 from replayer.analyses.races import capacity_dips
 from replayer.analyses.stuck import stuck
 from replayer.replay import replay
@@ -89,14 +89,20 @@ def at_time(seconds: float) -> datetime:
 
 def load(tmp_path: Path, *sessions: Session):
     """The sessions' records in one local log, in receive order per topic, loaded."""
-    sink = LocalLogSink(str(tmp_path / "log"))
+    log = write_log(tmp_path / "log", *sessions)
+    con = db.open_db(str(tmp_path / "replay.duckdb"))
+    replay(LocalLogSource(log), con, source_name="log", prefix="ktrace")
+    return con
+
+
+def write_log(directory: Path, *sessions: Session) -> str:
+    """The sessions' records in a local log at ``directory``, in receive order per topic."""
+    sink = LocalLogSink(str(directory))
     for _, resource, record in sorted((r for s in sessions for r in s.records()),
                                       key=lambda r: r[0]):
         sink.send(f"ktrace.{resource}", record)
     sink.close()
-    con = db.open_db(str(tmp_path / "replay.duckdb"))
-    replay(LocalLogSource(str(tmp_path / "log")), con, source_name="log", prefix="ktrace")
-    return con
+    return str(directory)
 
 
 def session_stretches(con) -> list[tuple]:
@@ -220,6 +226,36 @@ def test_a_node_of_another_cluster_by_the_same_name_is_not_the_pods(tmp_path):
     columns, found = stuck(con, at=at_time(100), cluster="test").rows
     assert [(r[columns.index("name")], r[columns.index("top_cause")]) for r in found] == [
         ("web-a1", "unknown")]
+
+
+def test_a_load_touches_only_its_own_clusters_pods(tmp_path, monkeypatch):
+    """Clusters a and b each have a pod shop/web-1 on a node-1, b's deleted at 12 s. A later
+    load of a's pod and node-1 (from 10 s) marks a's pod and node for recomputing, not b's
+    pod: neither the reused name nor the node's name reaches into the other cluster."""
+    def web_1(uid: str, version: int) -> dict:
+        obj = pod(uid, version)
+        obj["metadata"].update(namespace="shop", name="web-1")
+        return obj
+
+    watches = {"pods": (), "nodes": ()}
+    earlier = [Session("rec-a", 0, 5, watches, cluster="a", objects=[(1, "ADDED", web_1("a-1", 0))]),
+               Session("rec-b", 0, 15, watches, cluster="b", objects=[
+                   (1, "ADDED", web_1("b-1", 0)), (12, "DELETED", web_1("b-1", 1))])]
+    later = Session("rec-a-2", 9, 20, watches, cluster="a", objects=[
+        (10, "MODIFIED", node("a-node", 0, "True")), (11, "MODIFIED", web_1("a-1", 1))])
+    con = db.open_db(str(tmp_path / "replay.duckdb"))
+    replay(LocalLogSource(write_log(tmp_path / "earlier", *earlier)), con,
+           source_name="earlier", prefix="ktrace")
+    scopes = []
+
+    def mark_touched(con) -> None:  # the scope the refresh is about to recompute
+        projections_mark_touched(con)
+        scopes.append({uid for (uid,) in con.execute("SELECT uid FROM projection_scope").fetchall()})
+    projections_mark_touched = projections.mark_touched
+    monkeypatch.setattr(projections, "mark_touched", mark_touched)
+    replay(LocalLogSource(write_log(tmp_path / "later", later)), con, source_name="later",
+           prefix="ktrace")
+    assert scopes == [{"a-1", "a-node"}]
 
 
 def web_service(c: str, ready_by_time: list[tuple[float, bool]]) -> list[tuple[float, str, dict]]:

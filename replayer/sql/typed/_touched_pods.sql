@@ -3,7 +3,7 @@
 -- Event in them is about, or whose owner it is about ("Deleted pod: NAME"); the targets of
 -- EndpointSlices in them; pods deleted on a Node at or after a Node record in them (the
 -- node's state then); and every pod sharing a touched pod's name (a name reused by a new
--- uid ends the old one).
+-- uid ends the old one). Node and pod names are matched within their own cluster only.
 WITH touched AS (
     SELECT uid FROM loaded WHERE kind = 'Pod' AND uid IS NOT NULL
     UNION
@@ -18,13 +18,14 @@ WITH touched AS (
       AND e.slice_uid IN (SELECT uid FROM loaded WHERE kind = 'EndpointSlice')
     UNION
     SELECT r.uid FROM raw_events r JOIN pods p USING (event_id)
-    JOIN (SELECT name, min(received_at) AS since FROM loaded WHERE kind = 'Node' GROUP BY name) n
-      ON p.node_name = n.name AND r.received_at >= n.since
+    JOIN (SELECT cluster, name, min(received_at) AS since FROM loaded WHERE kind = 'Node'
+          GROUP BY cluster, name) n
+      ON r.cluster = n.cluster AND p.node_name = n.name AND r.received_at >= n.since
     WHERE r.type IN ('DELETED', 'INFERRED_DELETED'))
 SELECT uid FROM touched
 UNION
 SELECT r.uid FROM raw_events r
-JOIN (SELECT DISTINCT namespace, name FROM raw_events
+JOIN (SELECT DISTINCT cluster, namespace, name FROM raw_events
       WHERE kind = 'Pod' AND uid IN (SELECT uid FROM touched)) t
-  ON r.namespace IS NOT DISTINCT FROM t.namespace AND r.name = t.name
+  ON r.cluster = t.cluster AND r.namespace IS NOT DISTINCT FROM t.namespace AND r.name = t.name
 WHERE r.kind = 'Pod' AND r.uid IS NOT NULL
