@@ -15,6 +15,7 @@ from ktrace.commands.replay import demo_recording
 from replayer.report.lanes import STEPS_DRAWN_ELSEWHERE
 from tests.replayer_data import recording
 from tests.report_data import ktrace, query
+from tests.test_replayer_sessions import Session, load, web_service
 
 
 def test_the_perfetto_trace_has_one_track_per_pod_of_complete_ordered_slices(
@@ -104,3 +105,31 @@ def test_the_findings_evidence_ids_are_record_ids_that_ktrace_evidence_opens(dem
     for event_id, label in sorted(set(shown))[:10]:
         record = json.loads(ktrace("evidence", label, "--db", str(db), "-o", "json"))
         assert record["id"] == label and record["event_id"] == int(event_id)
+
+
+def test_each_clusters_rollout_has_its_own_chart_titled_with_its_cluster(tmp_path: Path):
+    """Two clusters, each with Deployment shop/web, a dip in cluster a's only: one chart
+    per cluster's rollout (not one merged), the dip shaded and linked in a's alone."""
+    watches = {"deployments": (), "replicasets": (), "pods": (), "endpointslices": ()}
+    con = load(tmp_path, Session("rec-a", 0, 20, watches, cluster="a", objects=web_service(
+        "a", [(2, True), (5, False), (8, True)])),
+               Session("rec-b", 0, 20, watches, cluster="b",
+                       objects=web_service("b", [(2, True)])))
+    con.close()
+    db = str(tmp_path / "replay.duckdb")
+
+    def charts(*options: str) -> tuple[list[tuple[str, str, int]], list[str]]:
+        html = tmp_path / "report.html"
+        ktrace("report", "--db", db, *options, "--html", str(html))
+        text = html.read_text()
+        drawn = [(chart, re.search(r"<h3>(.*?)</h3>", body).group(1), body.count('class="mark dip"'))
+                 for chart, body in re.findall(
+                     r'<div class="rollout" id="([^"]+)">(.*?)</div>', text, re.S)]
+        return drawn, re.findall(r'<tr class="finding finding-capacity".*?href="#([^"]+)"', text,
+                                 re.S)
+
+    assert charts() == ([("rollout-a-shop-web", "a: shop / Deployment web", 1),
+                         ("rollout-b-shop-web", "b: shop / Deployment web", 0)],
+                        ["rollout-a-shop-web"])
+    assert charts("--cluster", "b") == ([("rollout-b-shop-web", "b: shop / Deployment web", 0)],
+                                        [])

@@ -20,6 +20,8 @@ from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
 Row = dict[str, Any]
+#: A Deployment as the report tells them apart: (cluster, namespace, name).
+DeploymentKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Incident:
     slow_steps: list[Row]
     unseen: list[Row]
     rollouts: list[Row]
-    replica_series: dict[str, list[Row]]
+    replica_series: dict[DeploymentKey, list[Row]]
 
     @cached_property
     def races_by_uid(self) -> dict[str, list[Row]]:
@@ -110,14 +112,15 @@ def pods(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
     a Deployment, when there is one) and the lifecycle facts the lanes mark."""
     return _rows(con, f"""
         WITH selected AS ({SELECTED}),
-        spec AS (SELECT r.uid, arg_max(p.has_prestop, r.rv) AS has_prestop,
+        spec AS (SELECT r.uid, any_value(r.cluster) AS cluster,
+                        arg_max(p.has_prestop, r.rv) AS has_prestop,
                         arg_max(p.grace_s, r.rv) AS grace_s, arg_max(p.node_name, r.rv) AS node
                  FROM pods p JOIN raw_events r USING (event_id)
                  JOIN selected s ON s.uid = r.uid GROUP BY r.uid),
         rs_owner AS (SELECT DISTINCT o.uid AS rs_uid, o.owner_kind, o.owner_name
                      FROM owner_refs o JOIN raw_events r USING (event_id)
                      WHERE r.kind = 'ReplicaSet' AND o.controller)
-        SELECT l.uid, l.namespace, l.pod, l.owner, l.node, l.created_at, l.first_seen_at,
+        SELECT l.uid, spec.cluster, l.namespace, l.pod, l.owner, l.node, l.created_at, l.first_seen_at,
                l.deletion_requested_at, l.deadline_at, l.deleted_at, l.stop_verdict,
                l.restarts, spec.has_prestop, spec.grace_s,
                coalesce(w.owner_kind || '/' || w.owner_name, l.owner, 'Pod') AS workload,
@@ -240,18 +243,24 @@ def rollouts(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[Row]:
                  [sel.namespace, sel.namespace, sel.cluster, sel.cluster])
 
 
-def replica_series(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, list[Row]]:
-    """Per Deployment (``namespace/name``): each ReplicaSet version's desired and ready
-    counts, in the order they were received."""
-    return _by_uid(_rows(con, """
-        SELECT r.namespace || '/' || o.owner_name AS uid, r.name AS replicaset,
+def replica_series(con: duckdb.DuckDBPyConnection, sel: Selection
+                   ) -> dict[DeploymentKey, list[Row]]:
+    """Per Deployment (cluster, namespace, name): each ReplicaSet version's desired and
+    ready counts, in the order they were received."""
+    series: dict[DeploymentKey, list[Row]] = defaultdict(list)
+    for row in _rows(con, f"""
+        SELECT r.cluster, r.namespace, o.owner_name AS deployment, r.name AS replicaset,
                r.received_at AS at, w.replicas AS desired, w.ready_replicas AS ready,
                r.event_id
         FROM workloads w JOIN raw_events r USING (event_id)
         JOIN owner_refs o ON o.event_id = r.event_id AND o.owner_kind = 'Deployment'
         WHERE r.kind = 'ReplicaSet' AND (? IS NULL OR r.namespace = ?)
+          AND {in_cluster("r.cluster")}
           AND r.type NOT LIKE '%DELETED' AND r.received_at <= ?
-        ORDER BY uid, replicaset, r.rv""", [sel.namespace, sel.namespace, sel.end]))
+        ORDER BY r.cluster, r.namespace, deployment, replicaset, r.rv""",
+                     [sel.namespace, sel.namespace, sel.cluster, sel.cluster, sel.end]):
+        series[(row["cluster"], row["namespace"], row["deployment"])].append(row)
+    return dict(series)
 
 
 def evidence(con: duckdb.DuckDBPyConnection, event_ids: set[int]) -> dict[int, Row]:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from replayer.report.gather import Incident, Row
+from replayer.report.gather import DeploymentKey, Incident, Row
 from replayer.report.lanes import RACE_VERDICTS, lane, pod_end
 from replayer.report.scale import Scale, clock, duration
 
@@ -109,7 +109,8 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
                     "title": f"{d['min_ready']} of {d['desired']} ready for "
                              f"{duration(d['duration_s'])}",
                     "detail": f"pods off: {', '.join(d['pods_off'] or [])}",
-                    "lane": f"rollout-{d['namespace']}-{d['deployment']}", "evidence": []})
+                    "lane": rollout_anchor(d["cluster"], d["namespace"], d["deployment"]),
+                    "evidence": []})
     for s in inc.slow_steps:
         out.append({"kind": s["category"], "what": f"Pod {s['namespace']}/{s['name']}",
                     "title": f"{s['type']} {duration(s['seconds'])} (threshold "
@@ -123,8 +124,13 @@ def _anchor(kind: str, row: Row) -> str | None:
     if kind == "Pod":
         return f"lane-{row['uid']}"
     if kind == "Deployment":
-        return f"rollout-{row['namespace']}-{row['name']}"
+        return rollout_anchor(row["cluster"], row["namespace"], row["name"])
     return None
+
+
+def rollout_anchor(cluster: str, namespace: str, deployment: str) -> str:
+    """The id of a Deployment's rollout chart, its findings' link."""
+    return f"rollout-{cluster}-{namespace}-{deployment}"
 
 
 def _recording_lane(inc: Incident) -> dict[str, Any]:
@@ -179,20 +185,24 @@ def _revision(name: str | None, pods: list[Row], inc: Incident, drawn: set[str],
 
 
 def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
-    """Per Deployment: a step line of ready pods per revision, desired, pods terminating,
-    and capacity dips shaded."""
+    """Per Deployment of a cluster: a step line of ready pods per revision, desired, pods
+    terminating, and capacity dips shaded. Titled with its cluster when the database holds
+    several (each has its own shop/web)."""
     charts = []
-    pods_of: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    rollouts_of: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    pods_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
+    rollouts_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
+    dips_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
     for rollout in inc.rollouts:
-        rollouts_of[(rollout["namespace"], rollout["deployment"])].append(rollout)
+        rollouts_of[(rollout["cluster"], rollout["namespace"], rollout["deployment"])].append(rollout)
     for pod in inc.pods:
-        pods_of[(pod["namespace"], pod["workload"])].append(pod)
+        pods_of[(pod["cluster"], pod["namespace"], pod["workload"])].append(pod)
+    for d in inc.capacity_dips:
+        dips_of[(d["cluster"], d["namespace"], d["deployment"])].append(d)
+    several = len(inc.header["clusters"] or []) > 1
     for key, series in inc.replica_series.items():
-        namespace, deployment = key.split("/", 1)
-        pods = pods_of[(namespace, f"Deployment/{deployment}")]
-        dips = [d for d in inc.capacity_dips if d["namespace"] == namespace
-                and d["deployment"] == deployment]
+        cluster, namespace, deployment = key
+        pods = pods_of[(cluster, namespace, f"Deployment/{deployment}")]
+        dips = dips_of[key]
         terminating = _terminating_steps(pods)
         times = [s["at"] for s in series] + [t for t, _ in terminating]
         scale = Scale.around(times + [inc.selection.end], PLOT_WIDTH)
@@ -207,10 +217,11 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         lines.append({"name": "desired", "kind": "desired", "points": _steps(desired, scale, y)})
         lines.append({"name": "terminating", "kind": "terminating",
                       "points": _steps(terminating, scale, y)})
-        charts.append({"id": f"rollout-{namespace}-{deployment}", "namespace": namespace,
+        charts.append({"id": rollout_anchor(cluster, namespace, deployment),
+                       "cluster": cluster if several else None, "namespace": namespace,
                        "deployment": deployment, "lines": lines, "top": top,
                        "height": CHART_HEIGHT, "width": PLOT_WIDTH, "ticks": scale.ticks(),
-                       "revisions": rollouts_of.get((namespace, deployment), []),
+                       "revisions": rollouts_of.get(key, []),
                        "dips": [{"x": scale.span(d["start_at"], d["end_at"] or scale.end)[0],
                                  "w": scale.span(d["start_at"], d["end_at"] or scale.end)[1],
                                  "tip": f"{d['min_ready']} of {d['desired']} ready for "
