@@ -10,6 +10,8 @@ stores them, for a database that must stand on its own.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 
 import duckdb
@@ -46,16 +48,22 @@ def objects_of(con: duckdb.DuckDBPyConnection, event_ids: list[int],
         "SELECT r.event_id, r.object, r.object_size, s.locator, r.topic, r.\"partition\", "
         "  r.\"offset\" FROM raw_events r LEFT JOIN sources s USING (source_id) "
         "WHERE r.event_id IN (SELECT unnest(?::BIGINT[]))", [event_ids]).fetchall()
-    fetcher, found = Fetcher(kafka), {}
+    found: dict[int, bytes | None] = {}
+    #: (locator, topic, partition) → offset → the record's event_id: fetched together
+    positions: dict[tuple[str, str, int], dict[int, int]] = defaultdict(dict)
+    for event_id, stored, size, locator, topic, partition, offset in rows:
+        if stored is not None:
+            found[event_id] = stored.encode()
+        elif size and locator is not None:
+            positions[(locator, topic, partition)][offset] = event_id
+        else:
+            found[event_id] = None
+    fetcher = Fetcher(kafka)
     try:
-        for event_id, stored, size, locator, topic, partition, offset in rows:
-            if stored is not None:
-                found[event_id] = stored.encode()
-            elif size and locator is not None:
-                found[event_id] = fetcher.fetch(f"record {event_id}", locator, topic,
-                                                partition, offset)
-            else:
-                found[event_id] = None
+        for (locator, topic, partition), at in positions.items():
+            objects = fetcher.fetch(locator, topic, partition,
+                                    {offset: f"record {event_id}" for offset, event_id in at.items()})
+            found.update((at[offset], obj) for offset, obj in objects.items())
     finally:
         fetcher.close()
     return found
@@ -68,19 +76,21 @@ class Fetcher:
         self._kafka = kafka
         self._opened: dict[str, Source | ObjectUnavailable] = {}
 
-    def fetch(self, what: str, locator: str, topic: str, partition: int,
-              offset: int) -> bytes | None:
-        """The object of ``what`` (named so in the error) at one position of ``locator``."""
+    def fetch(self, locator: str, topic: str, partition: int,
+              wanted: Mapping[int, str]) -> dict[int, bytes | None]:
+        """The objects at ``wanted``'s offsets of one partition of ``locator``, read together;
+        each offset maps to what the record is (as an error names it)."""
         source = self._open(locator)
         if isinstance(source, ObjectUnavailable):
             raise source
-        record = source.record_at(topic, partition, offset)
-        if record is None:
-            raise ObjectUnavailable(
-                f"the object of {what} is not in the database and its source "
-                f"{locator} no longer holds {topic}/{partition}@{offset} (retention, or "
-                f"files moved): {_STORE_HINT}")
-        return record.get("object")
+        records = source.records_at(topic, partition, sorted(wanted))
+        for offset, what in wanted.items():
+            if records.get(offset) is None:
+                raise ObjectUnavailable(
+                    f"the object of {what} is not in the database and its source "
+                    f"{locator} no longer holds {topic}/{partition}@{offset} (retention, or "
+                    f"files moved): {_STORE_HINT}")
+        return {offset: records[offset].get("object") for offset in wanted}
 
     def close(self) -> None:
         for source in self._opened.values():

@@ -175,6 +175,57 @@ def test_summaries_count_records_and_receive_times(transport):
     assert summary.last_received_us == samples.BASE_TIME_US + 1_233 * 1000
 
 
+def test_records_at_gives_each_positions_record_near_or_far_apart(transport, monkeypatch):
+    """Fetches by position (objects not stored in the database): several offsets of a
+    partition in one call, read in stretches (a small gap here makes several), each its
+    record; a position past the end is None."""
+    monkeypatch.setattr("replayer.sources.kafka.POSITION_GAP", 20)
+    _write(transport, samples.interleaved(600, keys=1))  # one key: one partition
+    read = _read(transport)
+    picked = [read[i] for i in (0, 1, 2, 30, 31, 300, 599)]
+    (partition,) = {d.partition for d in read}
+    past_end = read[-1].offset + 1
+    source = transport.make_source()
+    try:
+        found = source.records_at(transport.topic(), partition,
+                                  [d.offset for d in picked] + [past_end])
+        one = source.record_at(transport.topic(), partition, picked[3].offset)
+    finally:
+        source.close()
+    assert found == {**{d.offset: d.record for d in picked}, past_end: None}
+    assert one == picked[3].record
+
+
+@pytest.mark.kafka
+def test_kafka_fetches_by_offset_neither_wait_for_the_broker_nor_see_removed_records(
+        kafka_bootstrap, unique_topic_prefix):
+    """One by one, as ``ktrace evidence`` fetches, a fetch by offset takes milliseconds (it
+    waited ~500 ms, librdkafka's fetch wait, each); an offset retention removed is None."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    transport = _kafka(kafka_bootstrap, unique_topic_prefix)
+    _write(transport, samples.interleaved(200, keys=1))
+    read = _read(transport)
+    topic, partition = transport.topic(), read[0].partition
+    source = transport.make_source()
+    try:
+        started = time.monotonic()
+        fetched = [source.record_at(topic, partition, d.offset) for d in read[:10]]
+        took = time.monotonic() - started
+        assert fetched == [d.record for d in read[:10]]
+        assert took < 2.5, f"10 fetches by offset took {took:.1f} s"
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        for future in admin.delete_records([TopicPartition(topic, partition, read[100].offset)]
+                                           ).values():
+            future.result(timeout=30)
+        removed, kept = source.records_at(topic, partition, [read[50].offset, read[150].offset]
+                                          ).values()
+    finally:
+        source.close()
+    assert removed is None and kept == read[150].record
+
+
 # --- local log: damage on disk --------------------------------------------------------------
 
 

@@ -69,6 +69,12 @@ class Source(Protocol):
         """The record at one position (None when nothing is there any more)."""
         ...
 
+    def records_at(self, topic: str, partition: int,
+                   offsets: Sequence[int]) -> dict[int, Record | None]:
+        """``record_at`` of several positions of one partition, read together where the
+        source can (Kafka: one seek for each stretch of nearby offsets)."""
+        ...
+
     def topics(self, prefix: str | None = None) -> list[str]: ...
 
     def read(

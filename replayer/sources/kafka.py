@@ -25,6 +25,16 @@ log = logging.getLogger(__name__)
 POLL_S = 0.5
 #: Messages taken from librdkafka's queue per call.
 CONSUME_BATCH = 5000
+#: Fetching records by position (objects not stored in the database, ``records_at``): how
+#: long the broker may hold a fetch for more data. librdkafka's default, 500 ms, was the
+#: time of every fetch by offset (~500 ms each, idle): the fetch in flight at the
+#: partition's end had to come back before a new offset's could be sent.
+POSITION_FETCH_WAIT_MS = 10
+#: Wanted offsets of a partition this close are read in one pass (the messages between them
+#: skipped, not decoded) rather than each sought again.
+POSITION_GAP = 500
+#: A fetch by position that gets no message for this long gives up (the records stay None).
+POSITION_TIMEOUT_S = 5.0
 LOCATOR_PREFIX = "kafka:"
 _RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
@@ -36,22 +46,11 @@ class KafkaSource:
         self.locator = LOCATOR_PREFIX + settings.bootstrap
         registry = settings.schema_registry
         self._decoder = ValueDecoder(RegistryClient(registry) if registry else None)
-        self._consumer = Consumer({
-            **settings.librdkafka_config(),
-            "logger": log,
-            # Errors only from what librdkafka logs: a broker it cannot reach comes back as the
-            # one-line TransportError below, not after a FAIL line per connection attempt.
-            "log_level": 2,
-            "group.id": "ktrace-replay",  # required by librdkafka; partitions are assigned
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            # What librdkafka fetches ahead, per partition: its default (64 MiB each) made a
-            # 100k-event replay of 8 topics peak at 1.3 GB.
-            "queued.max.messages.kbytes": 8 * 1024,
-            "fetch.max.bytes": 16 * 1024 * 1024,
-            "max.partition.fetch.bytes": 8 * 1024 * 1024,
-        })
+        self._consumer = Consumer(_consumer_config(settings))
+        #: the consumer of fetches by position, made at the first (its short fetch wait
+        #: would make a following read poll the broker a hundred times a second)
+        self._by_position: Consumer | None = None
+        self._position_topics: set[str] = set()  # whose metadata it has
         try:
             self._topics = self._consumer.list_topics(timeout=settings.connect_timeout_s).topics
         except KafkaException as exc:
@@ -144,16 +143,58 @@ class KafkaSource:
 
     def close(self) -> None:
         self._consumer.close()
+        if self._by_position is not None:
+            self._by_position.close()
 
     def record_at(self, topic: str, partition: int, offset: int) -> dict | None:
-        """The record at ``offset``: a fetch by offset (None once retention removed it: the
-        consumer then resets to another offset, which is not this record)."""
-        self._consumer.assign([TopicPartition(topic, partition, offset)])
-        for message in self._consumer.consume(1, timeout=5.0):
-            if message.error() is None:
-                return _decode(message, self._decoder).record \
-                    if message.offset() == offset else None
-        return None
+        """The record at ``offset``: a fetch by offset (None once retention removed it)."""
+        return self.records_at(topic, partition, [offset])[offset]
+
+    def records_at(self, topic: str, partition: int,
+                   offsets: Sequence[int]) -> dict[int, dict | None]:
+        """The records at ``offsets`` of one partition, each stretch of nearby offsets read
+        in one pass from one seek (None for an offset retention removed, or past the end)."""
+        found: dict[int, dict | None] = dict.fromkeys(offsets)
+        low, high = self._watermarks(topic, partition)
+        wanted = sorted(o for o in found if low <= o < high)
+        if not wanted:
+            return found
+        if self._by_position is None:
+            self._by_position = Consumer({**_consumer_config(self._settings),
+                                          "fetch.wait.max.ms": POSITION_FETCH_WAIT_MS})
+        if topic not in self._position_topics:
+            # asked for now: librdkafka learns a newly assigned topic's leader on a 1 s
+            # timer (each topic's first fetch took ~1 s)
+            self._position_topics.add(topic)
+            try:
+                self._by_position.list_topics(topic, timeout=self._settings.connect_timeout_s + 5)
+            except KafkaException as exc:
+                raise TransportError(f"Kafka {topic}: metadata unavailable "
+                                     f"({exc.args[0].str()})") from exc
+        for stretch in _stretches(wanted, POSITION_GAP):
+            self._read_stretch(topic, partition, stretch, high, found)
+        return found
+
+    def _read_stretch(self, topic: str, partition: int, stretch: list[int], high: int,
+                      found: dict[int, dict | None]) -> None:
+        """Read from ``stretch[0]`` through its last offset, decoding the wanted ones. A
+        removed start resets to the partition's earliest record: the offsets before it
+        are never seen and stay None."""
+        consumer, wanted = self._by_position, set(stretch)
+        assert consumer is not None
+        consumer.assign([TopicPartition(topic, partition, stretch[0])])
+        next_offset, end = stretch[0], min(stretch[-1], high - 1)
+        while next_offset <= end:
+            # exactly the messages up to ``end``: a batch asked for more waits its timeout
+            messages = consumer.consume(min(end - next_offset + 1, CONSUME_BATCH),
+                                        timeout=POSITION_TIMEOUT_S)
+            read = [m for m in messages if m.error() is None]
+            if not read:
+                return  # nothing came: the rest stay None
+            for message in read:
+                if message.offset() in wanted:
+                    found[message.offset()] = _decode(message, self._decoder).record
+            next_offset = max(next_offset, read[-1].offset() + 1)
 
     def _metadata(self) -> dict:
         try:
@@ -209,6 +250,37 @@ class KafkaSource:
         self._consumer.pause([TopicPartition(*key)])
         stopped.add(key)
         remaining.discard(key)
+
+
+def _consumer_config(settings: KafkaSettings) -> dict[str, object]:
+    return {
+        **settings.librdkafka_config(),
+        "logger": log,
+        # Errors only from what librdkafka logs: a broker it cannot reach comes back as the
+        # one-line TransportError of KafkaSource, not after a FAIL line per connection attempt.
+        "log_level": 2,
+        "group.id": "ktrace-replay",  # required by librdkafka; partitions are assigned
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        # What librdkafka fetches ahead, per partition: its default (64 MiB each) made a
+        # 100k-event replay of 8 topics peak at 1.3 GB.
+        "queued.max.messages.kbytes": 8 * 1024,
+        "fetch.max.bytes": 16 * 1024 * 1024,
+        "max.partition.fetch.bytes": 8 * 1024 * 1024,
+    }
+
+
+def _stretches(offsets: list[int], gap: int) -> Iterator[list[int]]:
+    """Sorted ``offsets`` in runs whose neighbours are at most ``gap`` apart."""
+    run: list[int] = []
+    for offset in offsets:
+        if run and offset - run[-1] > gap:
+            yield run
+            run = []
+        run.append(offset)
+    if run:
+        yield run
 
 
 class _Pending:

@@ -50,6 +50,11 @@ class LocalLogSource:
             pos = codec.read_at(block.data, pos, header.fingerprint)[1]
         return codec.read_at(block.data, pos, header.fingerprint)[0]
 
+    def records_at(self, topic: str, partition: int,
+                   offsets: Sequence[int]) -> dict[int, codec.Record | None]:
+        """Each by ``record_at``: a local-log position is already a seek."""
+        return {offset: self.record_at(topic, partition, offset) for offset in offsets}
+
     def topics(self, prefix: str | None = None) -> list[str]:
         names = sorted(d for d in os.listdir(self._directory)
                        if os.path.isdir(os.path.join(self._directory, d)))
