@@ -51,6 +51,7 @@ class KafkaSource:
         #: would make a following read poll the broker a hundred times a second)
         self._by_position: Consumer | None = None
         self._position_topics: set[str] = set()  # whose metadata it has
+        self._closed = False
         try:
             self._topics = self._consumer.list_topics(timeout=settings.connect_timeout_s).topics
         except KafkaException as exc:
@@ -81,48 +82,54 @@ class KafkaSource:
         ends = {key: high for key, (_, high) in marks.items()}
         starts = self._starts(marks, after or {}, since_us)
         self._consumer.assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
-        remaining = {key for key, start in starts.items() if start < ends[key]}
-        stopped: set[PartitionKey] = set()
-        fingerprint = repository.current().fingerprint if runs else None
-        while follow or remaining:
-            pending = _Pending()
-            for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
-                key = (message.topic(), message.partition())
-                if key in stopped:
-                    continue  # fetched before the partition was paused
-                if message.error() is not None:
-                    if message.error().code() == KafkaError._PARTITION_EOF:
+        try:
+            remaining = {key for key, start in starts.items() if start < ends[key]}
+            stopped: set[PartitionKey] = set()
+            fingerprint = repository.current().fingerprint if runs else None
+            while follow or remaining:
+                pending = _Pending()
+                for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
+                    key = (message.topic(), message.partition())
+                    if key in stopped:
+                        continue  # fetched before the partition was paused
+                    if message.error() is not None:
+                        if message.error().code() == KafkaError._PARTITION_EOF:
+                            continue
+                        raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
+                    if not follow and message.offset() + 1 >= ends[key]:
+                        remaining.discard(key)
+                    value = message.value() or b""
+                    row = _envelope_row(value, message.headers(), fingerprint)
+                    if row is not None:  # an envelope-only record: taken into a run
+                        received = row[_RECEIVED_AT]
+                        if since_us is not None and received < since_us:
+                            continue
+                        if until_us is not None and received > until_us:
+                            self._stop(key, stopped, remaining)
+                            continue
+                        yield from pending.add(key, message.offset(), row, value)
                         continue
-                    raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
-                if not follow and message.offset() + 1 >= ends[key]:
-                    remaining.discard(key)
-                value = message.value() or b""
-                row = _envelope_row(value, message.headers(), fingerprint)
-                if row is not None:  # an envelope-only record: taken into a run
-                    received = row[_RECEIVED_AT]
-                    if since_us is not None and received < since_us:
+                    yield from pending.take()
+                    delivery = _decode(message, self._decoder)
+                    record = delivery.record
+                    if getattr(delivery.error, "retryable", False):
+                        # The rest of this partition waits for the next read, which starts
+                        # again at this record (the loader keeps its position before it).
+                        self._stop(key, stopped, remaining)
+                        yield delivery
                         continue
-                    if until_us is not None and received > until_us:
+                    if record is not None and since_us is not None and record["receivedAt"] < since_us:
+                        continue  # the seek used append times, which come after receive times
+                    if record is not None and until_us is not None and record["receivedAt"] > until_us:
                         self._stop(key, stopped, remaining)
                         continue
-                    yield from pending.add(key, message.offset(), row, value)
-                    continue
-                yield from pending.take()
-                delivery = _decode(message, self._decoder)
-                record = delivery.record
-                if getattr(delivery.error, "retryable", False):
-                    # The rest of this partition waits for the next read, which starts
-                    # again at this record (the loader keeps its position before it).
-                    self._stop(key, stopped, remaining)
                     yield delivery
-                    continue
-                if record is not None and since_us is not None and record["receivedAt"] < since_us:
-                    continue  # the seek used append times, which come after receive times
-                if record is not None and until_us is not None and record["receivedAt"] > until_us:
-                    self._stop(key, stopped, remaining)
-                    continue
-                yield delivery
-            yield from pending.take()
+                yield from pending.take()
+        finally:
+            # no fetch left waiting at the partitions' ends: a request after it (the next
+            # read's offsets, ~0.9 s each behind one) would wait for its long poll
+            if not self._closed:
+                self._consumer.unassign()
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries = []
@@ -142,6 +149,7 @@ class KafkaSource:
         return summaries
 
     def close(self) -> None:
+        self._closed = True
         self._consumer.close()
         if self._by_position is not None:
             self._by_position.close()
