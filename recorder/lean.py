@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from recorder.attribution import ManagerKey, Observed, Stamp, event_reporter
+from recorder.attribution import Observed, event_reporter
 from recorder.splice import Span, SpanRedactor
 from schemas.redaction import Redactor
 
@@ -133,7 +133,8 @@ Identity = tuple[str, str, str | None, str | None, str | None, str | None]
 def identity(obj: dict[str, Any] | RawObject) -> Identity:
     """(apiVersion, kind, uid, resourceVersion, namespace, name) of a lean or parsed object."""
     if isinstance(obj, RawObject):
-        head, md = obj.head, obj.metadata
+        head = obj.head
+        md = head.metadata or _EMPTY_META
         return (head.apiVersion or "", head.kind or "", md.uid, md.resourceVersion,
                 md.namespace, md.name)
     md = obj.get("metadata") or {}
@@ -179,32 +180,27 @@ def read_object(body: bytes) -> RawObject:
 
 def observed(obj: RawObject) -> Observed:
     """What attribution compares, read from the lean structures (``attribution.observed``
-    reads the same from a parsed dict; the parity tests hold the two equal)."""
-    head, md = obj.head, obj.metadata
+    reads the same from a parsed dict; the parity tests hold the two equal). Observed's
+    fields are given in order, not by keyword: it is made for every event."""
+    head = obj.head
+    md = head.metadata or _EMPTY_META
     kind = head.kind or ""
     if kind == "Event":
         return Observed(kind, md.uid or "", reporter=event_reporter(
             head.reportingController, _source_component(head), head.reportingComponent))
     status = bytes(head.status)
     owner = (md.ownerReferences or [None])[0]
+    # each entry's owned fields digested as ``attribution.digest`` does (0 when absent)
+    managers = {(e.manager or "", e.operation or "", e.subresource or ""):
+                (e.time or "", hash(owned) if (owned := bytes(e.fieldsV1)) != b"null" else 0)
+                for e in md.managedFields or ()}
     return Observed(
-        kind, md.uid or "",
-        managers=_managers(md.managedFields),
-        status=hash(status) if status != b"null" else 0,
-        deletion=md.deletionTimestamp,
-        grace=md.deletionGracePeriodSeconds,
-        node=head.spec.nodeName if kind == "Pod" and head.spec is not None else None,
-        disruption=_disruption(status),
-        finalizers=tuple(md.finalizers or ()),
-        owner=(owner.kind, owner.name) if owner is not None else None)
-
-
-def _managers(entries: list[_ManagedField] | None) -> dict[ManagerKey, Stamp]:
-    """Each entry's owned fields digested as ``attribution.digest`` does (0 when absent),
-    inline: a call per entry was a fifth of this."""
-    return {(e.manager or "", e.operation or "", e.subresource or ""):
-            (e.time or "", hash(owned) if (owned := bytes(e.fieldsV1)) != b"null" else 0)
-            for e in entries or ()}
+        kind, md.uid or "", managers, hash(status) if status != b"null" else 0,
+        md.deletionTimestamp, md.deletionGracePeriodSeconds,
+        head.spec.nodeName if kind == "Pod" and head.spec is not None else None,
+        _disruption(status) if b'"DisruptionTarget"' in status else None,
+        tuple(md.finalizers or ()),
+        (owner.kind, owner.name) if owner is not None else None)
 
 
 def _source_component(head: Head) -> str | None:
@@ -216,8 +212,7 @@ def _source_component(head: Head) -> str | None:
 
 
 def _disruption(status: bytes) -> str | None:
-    if b'"DisruptionTarget"' not in status:
-        return None  # the common case: no need to decode the conditions
+    """The DisruptionTarget reason of a status that names that condition."""
     for cond in _CONDITIONS.decode(status).conditions or ():
         if cond.type == "DisruptionTarget" and cond.status == "True":
             return cond.reason or "unknown"
