@@ -28,7 +28,7 @@ import orjson
 
 from recorder import informer as inf
 from recorder import lean, truncation
-from recorder.attribution import Attribution, Attributor, observed
+from recorder.attribution import Attributor, observed
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
@@ -227,7 +227,7 @@ class Writer:
             attribution = state.attributor.observe(event_type, observed(obj))
             self.redactor.apply(obj)
             body = orjson.dumps(obj) if stored else None
-        meta, facts = self._typed(kind, obj, body)
+        meta, facts = self._typed(kind, obj, body) if self.typed_facts else (None, None)
         seq = self._next_seq(state.topic)
         fields = records.envelope_fields(
             cluster=self.cluster, session=self.session, seq=seq,
@@ -242,8 +242,10 @@ class Writer:
                 envelope.encode_fields(*fields), key, event_type, self.session, seq))
         else:
             self._send_fitted(state, records.record_of(fields, meta, facts))
-        self._counted(state.target.resource, event_type)
-        self._observe_lag(state, attribution, received_at)
+        self.metrics.events.inc(state.target.resource, event_type)
+        written = _server_time(attribution.server_time)
+        if written is not None:
+            self.metrics.lag.observe(state.target.resource, max(received_at - written, 0) / 1e6)
 
     def _send_fitted(self, state: WatchState, record: Record) -> None:
         """``record`` sent as it is if it fits the sink, else truncated (and said so)."""
@@ -269,16 +271,9 @@ class Writer:
         return orjson.dumps(obj)
 
     def _typed(self, kind: str, obj: Obj | lean.RawObject, body: bytes | None) -> tuple[Any, Any]:
-        """(meta, facts) with ``--typed-facts``, read from the object as stored (redacted)."""
-        if not self.typed_facts:
-            return None, None
+        """(meta, facts) for ``--typed-facts``, read from the object as stored (redacted)."""
         parsed = orjson.loads(body or b"{}") if isinstance(obj, lean.RawObject) else obj
         return extract_meta(parsed), extract_facts(kind, parsed)
-
-    def _observe_lag(self, state: WatchState, attribution: Attribution, received_at: int) -> None:
-        written = _server_time(attribution.server_time)
-        if written is not None:
-            self.metrics.lag.observe(state.target.resource, max(received_at - written, 0) / 1e6)
 
     def _marker(self, state: WatchState, event_type: str, received_at: int, **marker: Any) -> None:
         record = records.marker_record(
@@ -287,10 +282,7 @@ class Writer:
             api_version=state.target.api_version, kind=state.target.kind,
             received_at=received_at, **marker)
         self.sink.send(state.topic, record)
-        self._counted(state.target.resource, event_type)
-
-    def _counted(self, resource: str, event_type: str) -> None:
-        self.metrics.events.inc(resource, event_type)
+        self.metrics.events.inc(state.target.resource, event_type)
 
     def _next_seq(self, topic: str) -> int:
         seq = self._seq[topic]
