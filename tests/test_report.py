@@ -107,9 +107,11 @@ def test_the_findings_evidence_ids_are_record_ids_that_ktrace_evidence_opens(dem
         assert record["id"] == label and record["event_id"] == int(event_id)
 
 
-def test_each_clusters_rollout_has_its_own_chart_titled_with_its_cluster(tmp_path: Path):
+def test_each_clusters_rollout_and_pods_have_a_chart_and_group_titled_with_its_cluster(
+        tmp_path: Path):
     """Two clusters, each with Deployment shop/web, a dip in cluster a's only: one chart
-    per cluster's rollout (not one merged), the dip shaded and linked in a's alone."""
+    per cluster's rollout (not one merged), the dip shaded and linked in a's alone; one
+    group of pod lanes per cluster's shop/web."""
     watches = {"deployments": (), "replicasets": (), "pods": (), "endpointslices": ()}
     con = load(tmp_path, Session("rec-a", 0, 20, watches, cluster="a", objects=web_service(
         "a", [(2, True), (5, False), (8, True)])),
@@ -133,3 +135,8 @@ def test_each_clusters_rollout_has_its_own_chart_titled_with_its_cluster(tmp_pat
                         ["rollout-a-shop-web"])
     assert charts("--cluster", "b") == ([("rollout-b-shop-web", "b: shop / Deployment web", 0)],
                                         [])
+    html = tmp_path / "report.html"
+    ktrace("report", "--db", db, "--html", str(html))
+    groups = re.findall(r"<summary>([^<]*?) — (\d+) pods", html.read_text())
+    assert sorted(name for name, _ in groups) == ["a: shop / Deployment/web",
+                                                  "b: shop / Deployment/web"], groups

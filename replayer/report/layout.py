@@ -149,22 +149,29 @@ def _recording_lane(inc: Incident) -> dict[str, Any]:
 
 
 def _groups(inc: Incident, flagged: dict[str, int], drawn: set[str]) -> list[dict[str, Any]]:
-    by_group: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    by_group: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     for pod in inc.pods:
-        by_group[(pod["namespace"], pod["workload"])].append(pod)
+        by_group[(pod["cluster"], pod["namespace"], pod["workload"])].append(pod)
     groups = []
-    for (namespace, workload), pods in by_group.items():
+    for (cluster, namespace, workload), pods in by_group.items():
         scale = Scale.around([t for p in pods for t in _pod_span(p, inc)], PLOT_WIDTH)
         revisions: dict[str | None, list[Row]] = defaultdict(list)
         for pod in pods:
             revisions[pod["revision"]].append(pod)
-        groups.append({"namespace": namespace, "workload": workload, "pods": len(pods),
+        groups.append({"cluster": _shown_cluster(inc, cluster), "namespace": namespace,
+                       "workload": workload, "pods": len(pods),
                        "flagged": sum(p["uid"] in flagged for p in pods),
                        "open": len(pods) <= OPEN_GROUP_PODS,
                        "ticks": scale.ticks(), "width": PLOT_WIDTH,
                        "revisions": [_revision(rev, rs_pods, inc, drawn, scale)
                                      for rev, rs_pods in revisions.items()]})
     return groups
+
+
+def _shown_cluster(inc: Incident, cluster: str) -> str | None:
+    """The cluster a group or chart names when the database holds several (each may have
+    its own shop/web), else None."""
+    return cluster if len(inc.header["clusters"] or []) > 1 else None
 
 
 def _pod_span(pod: Row, inc: Incident) -> list[datetime]:
@@ -186,8 +193,7 @@ def _revision(name: str | None, pods: list[Row], inc: Incident, drawn: set[str],
 
 def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
     """Per Deployment of a cluster: a step line of ready pods per revision, desired, pods
-    terminating, and capacity dips shaded. Titled with its cluster when the database holds
-    several (each has its own shop/web)."""
+    terminating, and capacity dips shaded; titled with its cluster (``_shown_cluster``)."""
     charts = []
     pods_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
     rollouts_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
@@ -198,7 +204,6 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         pods_of[(pod["cluster"], pod["namespace"], pod["workload"])].append(pod)
     for d in inc.capacity_dips:
         dips_of[(d["cluster"], d["namespace"], d["deployment"])].append(d)
-    several = len(inc.header["clusters"] or []) > 1
     for key, series in inc.replica_series.items():
         cluster, namespace, deployment = key
         pods = pods_of[(cluster, namespace, f"Deployment/{deployment}")]
@@ -218,7 +223,7 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         lines.append({"name": "terminating", "kind": "terminating",
                       "points": _steps(terminating, scale, y)})
         charts.append({"id": rollout_anchor(cluster, namespace, deployment),
-                       "cluster": cluster if several else None, "namespace": namespace,
+                       "cluster": _shown_cluster(inc, cluster), "namespace": namespace,
                        "deployment": deployment, "lines": lines, "top": top,
                        "height": CHART_HEIGHT, "width": PLOT_WIDTH, "ticks": scale.ticks(),
                        "revisions": rollouts_of.get(key, []),
