@@ -66,15 +66,16 @@ class Node:
         self.children: dict[Segment, Node] = {}
         self.memo: Memo | None = None
 
-    def compile(self, in_list: bool = False) -> Any:
+    def compile(self, in_list: bool = False, *, in_parent: bool = False) -> Any:
         """``in_list``: a step below a ``[*]``/``[N]``, whose value is never remembered on
-        its own (the list above it is)."""
+        its own (the list above it is); ``in_parent``: a field of its parent's Struct (the
+        root is decoded on its own, never remembered)."""
         self.keys = [(arg, child) for (kind, arg), child in self.children.items() if kind == "key"]
         self.every = self.children.get(("all", None))
         self.indexes = [(arg, child) for (kind, arg), child in self.children.items() if kind == "index"]
         below_list = in_list or self.every is not None or bool(self.indexes)
         for child in self.children.values():
-            child.compile(below_list)
+            child.compile(below_list, in_parent=True)
         if self.leaf or not self.children:
             self.shape, self.type = "raw", msgspec.Raw
         elif self.keys and self.every is None and not self.indexes:
@@ -89,7 +90,7 @@ class Node:
             self.shape, self.type = "walk", msgspec.Raw
         self.decoder = msgspec.json.Decoder(self.type)
         self.collect = _COLLECTORS[self.shape](self)
-        if self.shape == "every" and not in_list:
+        if self.shape == "every" and in_parent and not in_list:
             self.memo = Memo()
             self.collect = _memo_collector(self)
         return self.type

@@ -230,6 +230,16 @@ def test_remembered_containers_are_redacted_as_on_first_sight() -> None:
     assert splicer.apply(odd) is None and splicer.apply(odd) is None
 
 
+def test_a_root_list_path_is_located_without_the_memo() -> None:
+    """Paths from the root's [*] alone (no key above them): the root is decoded on its own."""
+    redactor = Redactor()
+    redactor.paths = [[("all", None)]]
+    obj = {"a": "x" * 30, "b": {"c": 1}, "d": None}
+    expected = copy.deepcopy(obj)
+    redactor.apply(expected)
+    assert SpanRedactor(redactor.paths).apply(orjson.dumps(obj)) == orjson.dumps(expected)
+
+
 def test_the_memo_keeps_within_its_budget_oldest_first() -> None:
     memo = Memo(budget=100)
     for i in range(10):
