@@ -11,8 +11,9 @@ it); shortening the grace period of a bound pod to 0 is its node agent confirmin
 Events name their reporter.
 
 Per object only what these rules compare is kept (``Prior``): managedFields times and
-digests, a digest of status, deletionTimestamp, grace period, nodeName, DisruptionTarget
-reason, finalizers and the last status writer.
+digests (the mapping observed, its keys shared across objects), a digest of status,
+deletionTimestamp, grace period, nodeName, DisruptionTarget reason, finalizers and the last
+status writer.
 """
 
 from __future__ import annotations
@@ -71,9 +72,9 @@ class Observed:
 
 @dataclass(slots=True)
 class Prior:
-    """What attribution remembers of an object's previous version: small, shared tuples
-    (``managers`` is ``((key, stamp), …)``, keys interned), never the object itself."""
-    managers: tuple[tuple[ManagerKey, Stamp], ...]
+    """What attribution remembers of an object's previous version, never the object itself:
+    ``managers`` is the mapping observed, its keys shared (``manager_key``)."""
+    managers: dict[ManagerKey, Stamp]
     status: int  # digest
     deletion: str | None
     grace: int | None
@@ -82,18 +83,24 @@ class Prior:
     finalizers: tuple[str, ...]
     status_writer: str | None  # the latest manager of the status subresource (a pod's node agent)
 
-    @property
-    def by_key(self) -> dict[ManagerKey, Stamp]:
-        return dict(self.managers)
-
 
 def digest(value: Any) -> int:
     return hash(orjson.dumps(value)) if value is not None else 0
 
 
+#: One tuple per distinct manager key (a few dozen in a cluster), shared by every Prior.
+_KEYS: dict[ManagerKey, ManagerKey] = {}
+_KEYS_MAX = 10_000  # a pathological cluster: stay bounded
+
+
+def manager_key(manager: str | None, operation: str | None, subresource: str | None) -> ManagerKey:
+    key = (manager or "", operation or "", subresource or "")
+    return _KEYS.setdefault(key, key)
+
+
 def managers_of(obj: Obj) -> dict[ManagerKey, Stamp]:
     entries = (obj.get("metadata") or {}).get("managedFields") or ()
-    return {(e.get("manager") or "", e.get("operation") or "", e.get("subresource") or ""):
+    return {manager_key(e.get("manager"), e.get("operation"), e.get("subresource")):
             (e.get("time") or "", digest(e.get("fieldsV1"))) for e in entries}
 
 
@@ -120,18 +127,13 @@ def observed(obj: Obj) -> Observed:
         owner=(owners[0].get("kind"), owners[0].get("name")) if owners else None)
 
 
-_KEYS: dict[ManagerKey, ManagerKey] = {}
-
-
 def prior_of(seen: Observed, previous: Prior | None) -> Prior:
     status = [(stamp[0], key[0]) for key, stamp in seen.managers.items() if key[2] == "status"]
     status_writer = max(status)[1] if status else (previous.status_writer if previous else None)
-    if len(_KEYS) > 10_000:
-        _KEYS.clear()  # a pathological cluster: stay bounded
-    shared = _KEYS.setdefault  # one tuple per distinct manager key (a few dozen in a cluster)
-    return Prior(tuple([(shared(k, k), v) for k, v in seen.managers.items()]), seen.status,
-                 seen.deletion, seen.grace, seen.node, seen.disruption, seen.finalizers,
-                 status_writer)
+    if len(_KEYS) > _KEYS_MAX:
+        _KEYS.clear()
+    return Prior(seen.managers, seen.status, seen.deletion, seen.grace, seen.node,
+                 seen.disruption, seen.finalizers, status_writer)
 
 
 @functools.lru_cache(maxsize=1024)  # a few dozen manager keys in a cluster
@@ -201,7 +203,7 @@ class Attributor:
             return deleted(event_type, before, seen)
         after = prior_of(seen, before)
         self._priors[seen.uid] = after
-        return changed(event_type, before, after, seen.managers)
+        return changed(event_type, before, after)
 
     def remember(self, obj: Obj | Observed) -> None:
         """Update the prior without attributing (an unchanged object seen by a relist)."""
@@ -210,9 +212,8 @@ class Attributor:
             self._priors[seen.uid] = prior_of(seen, self._priors.get(seen.uid))
 
 
-def changed(event_type: str, before: Prior | None, after: Prior,
-            after_keys: dict[ManagerKey, Stamp]) -> Attribution:
-    """``after_keys``: ``after.by_key``, as observed (every rule below reads it)."""
+def changed(event_type: str, before: Prior | None, after: Prior) -> Attribution:
+    after_keys = after.managers
     if event_type == "LISTED" or before is None:
         key = latest(after_keys)
         note = "listed; " if event_type == "LISTED" else ""
@@ -220,7 +221,7 @@ def changed(event_type: str, before: Prior | None, after: Prior,
             return Attribution(None, f"{note}no managedFields")
         server_time = None if event_type == "LISTED" else after_keys[key][0] or None
         return Attribution(key[0], f"{note}{describe(key)} (latest entry)", server_time)
-    before_keys = before.by_key
+    before_keys = before.managers
     if after_keys == before_keys:
         special = lifecycle_write(before, after)
         if special is not None:
@@ -231,11 +232,12 @@ def changed(event_type: str, before: Prior | None, after: Prior,
         time = after_keys[moved[0]][0]
         return Attribution(moved[0][0], describe(moved[0]) + others + disruption_note(before, after),
                            time if time > before_keys.get(moved[0], ("", 0))[0] else None)
-    return same_second_write(before, after, after_keys)
+    return same_second_write(before, after)
 
 
-def same_second_write(before: Prior, after: Prior, after_keys: dict[ManagerKey, Stamp]) -> Attribution:
+def same_second_write(before: Prior, after: Prior) -> Attribution:
     """No entry moved: the same manager wrote again within the second of its entry."""
+    after_keys = after.managers
     status_keys = [k for k in after_keys if k[2] == "status"]
     if after.status != before.status and status_keys:
         key, part = latest(after_keys, status_keys), "status changed"

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from recorder.attribution import Observed, event_reporter
+from recorder.attribution import Observed, event_reporter, manager_key
 from recorder.splice import Span, SpanRedactor
 from schemas.redaction import Redactor
 
@@ -191,7 +191,7 @@ def observed(obj: RawObject) -> Observed:
     status = bytes(head.status)
     owner = (md.ownerReferences or [None])[0]
     # each entry's owned fields digested as ``attribution.digest`` does (0 when absent)
-    managers = {(e.manager or "", e.operation or "", e.subresource or ""):
+    managers = {manager_key(e.manager, e.operation, e.subresource):
                 (e.time or "", hash(owned) if (owned := bytes(e.fieldsV1)) != b"null" else 0)
                 for e in md.managedFields or ()}
     return Observed(
