@@ -154,7 +154,8 @@ def open_sink(settings: RecordSettings, metrics: Metrics, topic_names: list[str]
     value_framing = framing_for(kafka)
     if isinstance(value_framing, RegistryFraming):
         value_framing.register(topic_names)  # an incompatible schema refuses to start
-    return SpoolingSink(lambda: KafkaSink(kafka, value_framing=value_framing), spool,
+    return SpoolingSink(lambda: KafkaSink(kafka, value_framing=value_framing, topics=topic_names),
+                        spool,
                         dead_letters=dead_letters,
                         on_error=lambda exc: metrics.producer_errors.inc())
 

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from kafka.partitioner.default import murmur2
 
-from recorder.sinks.kafka import KafkaSink, producer_config
+from recorder.sinks.kafka import KafkaSink, connect_admin, producer_config
 from replayer.sources.kafka import KafkaSource
 from schemas.kafka_settings import KafkaSettings
 from tests import samples
@@ -83,3 +83,25 @@ def test_tls_and_sasl_settings_are_ones_librdkafka_loads(tmp_path: Path) -> None
     refused = {**config, "ssl.key.location": str(other_key)}
     with pytest.raises(KafkaException):
         Producer(refused)
+
+
+@pytest.mark.kafka
+def test_a_sessions_topics_exist_once_the_sink_is_open(kafka_bootstrap: str,
+                                                       unique_topic_prefix: str) -> None:
+    """Made sure of together when the sink opens (one request), with the partitions asked
+    for; a topic not named then is still created at its first record."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    named = [f"{unique_topic_prefix}.pods", f"{unique_topic_prefix}.nodes"]
+    later = f"{unique_topic_prefix}.events"
+    admin = connect_admin(settings)
+    sink = KafkaSink(settings, partitions=PARTITIONS, topics=named)
+    try:
+        present = admin.list_topics(timeout=10).topics
+        assert {name: len(present[name].partitions) for name in named if name in present} == \
+            {name: PARTITIONS for name in named}
+        assert later not in present
+        sink.send(later, samples.interleaved(1, keys=1)[0])
+        sink.flush()
+        assert later in admin.list_topics(timeout=10).topics
+    finally:
+        sink.close()

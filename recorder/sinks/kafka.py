@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -116,14 +117,23 @@ def producer_config(settings: KafkaSettings, *, max_record_bytes: int,
 
 
 class KafkaSink:
+    """``topics``: those a session will write, made sure of at once in one request (each
+    was a request of its own at its first record, a round trip to the controller each);
+    any other topic is made sure of at its first record."""
+
     def __init__(self, settings: KafkaSettings, *, partitions: int = 6, replication: int = 1,
                  max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES, linger_ms: int = LINGER_MS,
-                 value_framing: framing.Framing | None = None) -> None:
+                 value_framing: framing.Framing | None = None,
+                 topics: Collection[str] = ()) -> None:
         self.max_record_bytes = max_record_bytes
         self._framing = value_framing or framing_for(settings)
         self._partitions, self._replication = partitions, replication
         self._admin = connect_admin(settings)
         self._known_topics: set[str] = set()
+        if topics:
+            ensure_topics(self._admin, sorted(topics), partitions=partitions,
+                          replication=replication)
+            self._known_topics.update(topics)
         # what failed since the last flush, with its record: a rejection must name it
         self._failed: list[tuple[KafkaError, str, Record]] = []
         self._producer = Producer({**producer_config(
