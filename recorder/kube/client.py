@@ -173,7 +173,9 @@ class WatchStream:
         try:
             while chunk := self._response.read1(READ_SIZE):
                 *complete, pending = (pending + chunk).split(b"\n")
-                yield from (line for line in complete if line.strip())
+                # blank keep-alive lines skipped; isspace() stops at an event's first byte,
+                # strip() would copy every event to find out
+                yield from (line for line in complete if line and not line.isspace())
         except (OSError, http.client.HTTPException, ValueError, AttributeError) as exc:
             # AttributeError: http.client's own state when close() raced a read; only then.
             if self._closed:
