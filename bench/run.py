@@ -66,7 +66,8 @@ class Run:
 
     def execute(self) -> dict[str, Any]:
         info = machine.describe()
-        with kafka_bootstrap(self.work / "kafka", self.options.kafka) as (bootstrap, source):
+        with kafka_bootstrap(self.work / "kafka", self.options.kafka,
+                             off_cpu=self.cpu) as (bootstrap, source):
             progress(f"kafka: {bootstrap} ({source})")
             growth = {size: self.measure(size, bootstrap) for size in self.options.sizes}
             largest = max(self.options.sizes)

@@ -52,11 +52,14 @@ class LocalKafkaBroker(LocalService):
     """
 
     def __init__(
-        self, *, work_dir: Path | str, version: str = DEFAULT_VERSION, start_timeout: float = 120.0
+        self, *, work_dir: Path | str, version: str = DEFAULT_VERSION, start_timeout: float = 120.0,
+        cpus: set[int] | None = None,
     ) -> None:
+        """``cpus``: the CPUs the broker's threads may run on (every one when None)."""
         self.work_dir = Path(work_dir).resolve()
         self.version = version
         self.start_timeout = start_timeout
+        self.cpus = cpus
         self._ports: tuple[int, int] | None = None  # (broker, controller)
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -152,6 +155,8 @@ class LocalKafkaBroker(LocalService):
                 stdout=console,
                 stderr=subprocess.STDOUT,
                 cwd=self.work_dir,
+                # set in the child before the JVM starts, so every thread it makes inherits it
+                preexec_fn=None if self.cpus is None else lambda: os.sched_setaffinity(0, self.cpus),
             )
 
     def _wait_until_ready(self) -> None:
