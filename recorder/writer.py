@@ -51,6 +51,7 @@ Obj = dict[str, Any]
 class WatchState:
     target: Target
     topic: str
+    encoder: envelope.ObjectEncoder  # its object records' Avro bodies
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
     attributor: Attributor = field(default_factory=Attributor)
     listing: set[str] | None = None  # uids the current (re)list has shown so far
@@ -87,6 +88,7 @@ class Writer:
 
     def add_watch(self, target: Target, checkpoint: Checkpoint | None) -> WatchState:
         state = WatchState(target, topics.topic_for(self.prefix, target.resource),
+                           envelope.ObjectEncoder(self.cluster, self.session, target.resource),
                            checkpoint or Checkpoint())
         self.states[target.key] = state
         return state
@@ -227,21 +229,22 @@ class Writer:
             attribution = state.attributor.observe(event_type, observed(obj))
             self.redactor.apply(obj)
             body = orjson.dumps(obj) if stored else None
-        meta, facts = self._typed(kind, obj, body) if self.typed_facts else (None, None)
         seq = self._next_seq(state.topic)
-        fields = records.envelope_fields(
-            cluster=self.cluster, session=self.session, seq=seq,
-            event_type=event_type, resource=state.target.resource, api_version=api_version,
-            kind=kind, namespace=namespace, name=name, uid=uid, resource_version=rv,
-            object_json=body, received_at=received_at, component=attribution.component,
-            attribution=attribution.evidence, inferred=inferred)
-        if meta is None and facts is None and truncation.fits(body, self.sink.max_record_bytes):
-            # most records: encoded straight from the fields
+        if not self.typed_facts and truncation.fits(body, self.sink.max_record_bytes):
+            # most records: encoded straight from their fields, with no Record dict
             key = topics.object_key(kind, body, uid, self.session)
-            self.sink.send_encoded(state.topic, Outgoing(
-                envelope.encode_fields(*fields), key, event_type, self.session, seq))
+            self.sink.send_encoded(state.topic, Outgoing(state.encoder.encode(
+                seq, event_type, inferred, api_version, kind, namespace, name, uid, rv,
+                received_at, attribution.component, attribution.evidence, body),
+                key, event_type, self.session, seq))
         else:
-            self._send_fitted(state, records.record_of(fields, meta, facts))
+            meta, facts = self._typed(kind, obj, body) if self.typed_facts else (None, None)
+            self._send_fitted(state, records.envelope_record(
+                cluster=self.cluster, session=self.session, seq=seq,
+                event_type=event_type, resource=state.target.resource, api_version=api_version,
+                kind=kind, namespace=namespace, name=name, uid=uid, resource_version=rv,
+                object_json=body, received_at=received_at, component=attribution.component,
+                attribution=attribution.evidence, inferred=inferred, meta=meta, facts=facts))
         self.metrics.events.inc(state.target.resource, event_type)
         written = _server_time(attribution.server_time)
         if written is not None:

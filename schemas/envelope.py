@@ -102,6 +102,10 @@ def _time_source(source: str) -> bytes:
     return _string(source)
 
 
+def resource_version_number(rv: str | None) -> int | None:
+    return int(rv) if rv and rv.isdigit() else None
+
+
 def encode(record: Record) -> bytes:
     """The Avro body of an envelope-only ``record`` (its meta, facts and marker None)."""
     return encode_fields(*map(record.__getitem__, ROW_FIELDS))
@@ -113,24 +117,59 @@ def encode_fields(cluster: str, session: str, seq: int, event_type: str, inferre
                   rv_number: int | None, time_source: str, received_at: int,
                   component: str | None, attribution: str | None, body: bytes | None,
                   size: int, truncated: bool) -> bytes:
-    """``encode`` of the record whose fields up to ``truncated`` are these, in order (the
-    writer encodes its object records so, without a Record dict)."""
+    """``encode`` of the record whose fields up to ``truncated`` are these, in order."""
+    return _joined(_session_part(cluster, session), seq,
+                   _watch_part(event_type, inferred, api_version, kind, resource),
+                   namespace, name, uid, resource_version, rv_number, _time_source(time_source),
+                   received_at, component, attribution, body, size, truncated)
+
+
+class ObjectEncoder:
+    """``encode_fields`` for the object records of one session's watch, as the writer
+    makes them (received time, objectSize the body's length, not truncated): the leading
+    parts are made once, and there is no call with every field by keyword and then by
+    position (~2 µs of ~7 per record)."""
+
+    __slots__ = ("_session", "_resource", "_watches")
+
+    def __init__(self, cluster: str, session: str, resource: str) -> None:
+        self._session, self._resource = _session_part(cluster, session), resource
+        self._watches: dict[tuple[str, bool, str, str], bytes] = {}
+
+    def encode(self, seq: int, event_type: str, inferred: bool, api_version: str, kind: str,
+               namespace: str | None, name: str | None, uid: str | None,
+               resource_version: str | None, received_at: int, component: str | None,
+               attribution: str | None, body: bytes | None) -> bytes:
+        key = (event_type, inferred, api_version, kind)
+        watch = self._watches.get(key)
+        if watch is None:
+            watch = self._watches[key] = _watch_part(event_type, inferred, api_version, kind,
+                                                     self._resource)
+        return _joined(self._session, seq, watch, namespace, name, uid, resource_version,
+                       resource_version_number(resource_version), _RECEIVED, received_at,
+                       component, attribution, body, len(body) if body is not None else 0, False)
+
+
+_RECEIVED = _time_source("received")
+
+
+def _joined(session_part: bytes, seq: int, watch_part: bytes, namespace: str | None,
+            name: str | None, uid: str | None, resource_version: str | None,
+            rv_number: int | None, time_source_part: bytes, received_at: int,
+            component: str | None, attribution: str | None, body: bytes | None,
+            size: int, truncated: bool) -> bytes:
     if body is None:
-        stored, size_part = b"\x00", _long(size)
+        stored, length, size_part = b"\x00", b"", _long(size)
     else:  # the body is joined as it is; objectSize is its length unless it was truncated
-        length = _long(len(body))
-        stored, size_part = b"\x02" + length, length if size == len(body) else _long(size)
+        stored, length = b"\x02", _long(len(body))
+        size_part = length if size == len(body) else _long(size)
     return b"".join((
-        _session_part(cluster, session),
-        _long(seq),
-        _watch_part(event_type, inferred, api_version, kind, resource),
+        session_part, _long(seq), watch_part,
         _repeated(namespace), _optional(name), _optional(uid), _optional(resource_version),
         b"\x00" if rv_number is None else b"\x02" + _long(rv_number),
-        _time_source(time_source),
-        _long(received_at),
+        time_source_part, _long(received_at),
         _repeated(component), _repeated(attribution),
-        stored, body or b"",
-        size_part,
+        stored, length, body or b"", size_part,
         b"\x01" if truncated else b"\x00",
         _TRAILER,
     ))

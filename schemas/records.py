@@ -6,13 +6,10 @@ from typing import Any
 
 from schemas.codec import Record
 from schemas.envelope import ROW_FIELDS as ENVELOPE_FIELDS
+from schemas.envelope import resource_version_number
 from schemas.facts import Obj, extract_facts, extract_meta
 
 MARKER_TYPES = frozenset({"BOOKMARK", "SYNCED", "RELIST", "GAP", "SESSION_START", "SESSION_END"})
-
-
-def resource_version_number(rv: str | None) -> int | None:
-    return int(rv) if rv and rv.isdigit() else None
 
 
 def object_record(*, obj: Obj, typed_facts: bool = True, **fields: Any) -> Record:
