@@ -144,6 +144,8 @@ def identity(obj: dict[str, Any] | RawObject) -> Identity:
 
 _TYPE_PREFIX = b'{"type":"'
 _OBJECT_KEY = b'","object":'
+#: The object events' types as the server writes them: a known one needs no unescaping.
+_OBJECT_TYPES = {t.encode(): t for t in ("ADDED", "MODIFIED", "DELETED")}
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.rstrip() strips
 _CLOSE = ord("}")
 
@@ -153,14 +155,16 @@ def split_line(line: bytes) -> tuple[str, bytes]:
 
     The API server writes ``{"type":"T","object":{…}}``: read in that form, the object is the
     bytes between its key and the final brace, and its own decode (``read_object``, which
-    rejects trailing bytes) proves the line well-formed, so the line is not scanned twice."""
+    rejects trailing bytes) proves the line well-formed, so the line is not scanned twice.
+    Other types (BOOKMARK, ERROR) and other forms are decoded whole."""
     end = line.find(_OBJECT_KEY, len(_TYPE_PREFIX), 40)
     if end > 0 and line.startswith(_TYPE_PREFIX):
-        kind, stop = line[len(_TYPE_PREFIX):end], len(line)
-        while stop and line[stop - 1] in _WHITESPACE:  # rstrip() by index: one copy, not two
+        kind = _OBJECT_TYPES.get(line[len(_TYPE_PREFIX):end])
+        stop = len(line)
+        while line[stop - 1] in _WHITESPACE:  # rstrip() by index: one copy, not two
             stop -= 1
-        if stop and line[stop - 1] == _CLOSE and b'"' not in kind and b"\\" not in kind:
-            return kind.decode(), line[end + len(_OBJECT_KEY):stop - 1]
+        if kind is not None and line[stop - 1] == _CLOSE:
+            return kind, line[end + len(_OBJECT_KEY):stop - 1]
     event = _LINE.decode(line)
     return event.type, bytes(event.object)
 
