@@ -40,6 +40,9 @@ _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
 _REPLACEMENT_SIZE = len(_REPLACEMENT)
+#: The longest REDACTED can be written (every character a \uXXXX escape): a longer value,
+#: such as a last-applied-configuration, is not decoded to be compared with it.
+_ESCAPED_MAX = 6 * len(REDACTED) + 2
 _QUOTE = ord('"')
 #: begin, end (replaced by ``_REPLACEMENT``), or begin, end, the bytes that replace them
 Span = tuple[int, int] | tuple[int, int, bytes]
@@ -403,7 +406,8 @@ def _kept(body: bytes, begin: int, end: int) -> bool:
         return body.startswith(b"null", begin)
     if size <= _REPLACEMENT_SIZE:
         return size == _REPLACEMENT_SIZE and body.startswith(_REPLACEMENT, begin)
-    return (body[begin] == _QUOTE and body.find(b"\\", begin, end) >= 0
+    return (size <= _ESCAPED_MAX and body[begin] == _QUOTE
+            and body.find(b"\\", begin, end) >= 0
             and msgspec.json.decode(body[begin:end]) == REDACTED)
 
 

@@ -212,6 +212,20 @@ def test_in_place_redaction_on_adversarial_objects(name: str, paths: list[str]) 
     assert orjson.loads(splicer.apply(escaped)) == expected
 
 
+def test_an_already_redacted_value_written_all_in_escapes_stays() -> None:
+    """The longest way to write REDACTED (every character a \\u escape) is still seen as
+    already redacted and left as it is; a longer escaped value is replaced."""
+    spelled = "".join(f"\\u{ord(c):04x}" for c in REDACTED).encode()
+    longer = spelled + b"\\u0021"
+    body = orjson.dumps(pod([{"name": "A", "value": "@1"}, {"name": "B", "value": "@2"}]))
+    body = body.replace(b'"@1"', b'"' + spelled + b'"').replace(b'"@2"', b'"' + longer + b'"')
+    expected = orjson.loads(body)
+    Redactor().apply(expected)
+    out = SpanRedactor(Redactor().paths).apply(body)
+    assert orjson.loads(out) == expected
+    assert spelled in out and longer not in out
+
+
 def test_remembered_containers_are_redacted_as_on_first_sight() -> None:
     """The second sight of a containers list takes its redaction from the memo: every
     adversarial object, then the same containers under another object's metadata."""
