@@ -37,18 +37,27 @@ _TYPE_INDEX = {symbol: i for i, symbol in enumerate(_SYMBOLS)}
 
 
 def _long(n: int) -> bytes:
-    """Zig-zag varint, as Avro writes int and long."""
-    return _varint((n << 1) ^ (n >> 63))
+    """Zig-zag varint, as Avro writes int and long: fourteen bits per table lookup, in one
+    call (sizes and sequence numbers take one or two lookups; a receive time two and the
+    varint of its bits above 28, which change every ~2 minutes, remembered)."""
+    z = (n << 1) ^ (n >> 63)
+    if z < _TABLE:
+        return _SHORT[z]
+    if z < _TWO_TABLES:
+        return _CONTINUED[z & _LOW] + _SHORT[z >> _BITS]
+    return _CONTINUED[z & _LOW] + _CONTINUED[z >> _BITS & _LOW] + _high_varint(z >> 2 * _BITS)
 
 
 def _varint(n: int) -> bytes:
-    """Unsigned varint, fourteen bits per table lookup: sizes and sequence numbers take one
-    or two lookups, receive times four (a bytes() per call cost ~1 µs, most of an encode)."""
+    """Unsigned varint (a bytes() per call cost ~1 µs, most of an encode: tables instead)."""
     if n < _TABLE:
         return _SHORT[n]
-    if n < _TABLE * _TABLE:
+    if n < _TWO_TABLES:
         return _CONTINUED[n & _LOW] + _SHORT[n >> _BITS]
     return _CONTINUED[n & _LOW] + _CONTINUED[n >> _BITS & _LOW] + _varint(n >> 2 * _BITS)
+
+
+_high_varint = lru_cache(maxsize=256)(_varint)
 
 
 def _short_varint(n: int) -> bytes:
@@ -57,6 +66,7 @@ def _short_varint(n: int) -> bytes:
 
 _BITS = 14
 _TABLE, _LOW = 1 << _BITS, (1 << _BITS) - 1
+_TWO_TABLES = _TABLE * _TABLE
 #: The varint of every n < 2^14, and the same with the last byte's continuation bit set
 #: (the low fourteen bits of a larger n, its two leading bytes).
 _SHORT = [_short_varint(n) for n in range(_TABLE)]
