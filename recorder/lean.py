@@ -105,16 +105,16 @@ _CONDITIONS = msgspec.json.Decoder(_Conditions)
 _EMPTY_META = _Metadata()
 
 
-class RawObject:
+class RawObject(msgspec.Struct, gc=False):
     """One object as the server sent it: ``body`` (its JSON bytes), its decoded ``head``,
-    what attribution compares of it (``seen``), and whether ``head`` also located the
-    values at the default redaction paths (``default_spans``)."""
+    whether ``head`` also located the values at the default redaction paths
+    (``default_spans``), and what attribution compares of it (``seen``: ``observed(head)``).
+    A Struct, made for every event: its ``__init__`` is C."""
 
-    __slots__ = ("body", "head", "seen", "located")
-
-    def __init__(self, body: bytes, head: Head, located: bool = False) -> None:
-        self.body, self.head, self.located = body, head, located
-        self.seen = observed(self)
+    body: bytes
+    head: Head
+    located: bool
+    seen: Observed
 
     def default_spans(self) -> list[Span] | None:
         """The spans of ``DEFAULT_SPANS`` in ``body``, without decoding it again."""
@@ -173,20 +173,21 @@ def read_object(body: bytes) -> RawObject:
     """``body`` decoded lean; LeanMiss when it is not an object of a modelled shape."""
     if _HEAD_AND_SPANS is not None:
         try:
-            return RawObject(body, _HEAD_AND_SPANS.decode(body), located=True)
+            head = _HEAD_AND_SPANS.decode(body)
+            return RawObject(body, head, True, observed(head))
         except (msgspec.ValidationError, msgspec.DecodeError):
             pass  # not a modelled shape, or a value on a path of another type: the head alone
     try:
-        return RawObject(body, _HEAD.decode(body))
+        head = _HEAD.decode(body)
+        return RawObject(body, head, False, observed(head))
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise LeanMiss(str(exc)) from exc
 
 
-def observed(obj: RawObject) -> Observed:
+def observed(head: Head) -> Observed:
     """What attribution compares, read from the lean structures (``attribution.observed``
     reads the same from a parsed dict; the parity tests hold the two equal). Observed's
     fields are given in order, not by keyword: it is made for every event."""
-    head = obj.head
     md = head.metadata or _EMPTY_META
     kind = head.kind or ""
     if kind == "Event":
