@@ -62,8 +62,7 @@ class Synced:
     received_at: int
 
 
-@dataclass(slots=True)  # one per event: not frozen (attribution.Attribution says why)
-class WatchEvent:
+class WatchEvent(msgspec.Struct, gc=False):  # one per event: a C __init__ (attribution.Attribution)
     type: str  # ADDED, MODIFIED, DELETED
     obj: Obj | lean.RawObject  # the lean decode, or the full parse for shapes it does not model
     received_at: int

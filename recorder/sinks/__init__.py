@@ -5,21 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+import msgspec
+
 from schemas import codec, repository, topics
 from schemas.codec import Record
 from schemas.errors import TransportError
 
 
-class Outgoing:
+class Outgoing(msgspec.Struct, gc=False):
     """A record as the sinks send it: its Avro body (``schemas.codec.encode``), its Kafka key
     (``schemas.topics``) and what its headers carry (``schemas.framing``). The writer encodes
     its object records straight into one (no Record dict on the way); the dict is decoded
-    back only where one is needed (a rejected record, the spool's drain)."""
+    back only where one is needed (a rejected record, the spool's drain). A Struct, made for
+    every record: its ``__init__`` is C."""
 
-    __slots__ = ("body", "key", "type", "session", "seq")
-
-    def __init__(self, body: bytes, key: bytes, event_type: str, session: str, seq: int) -> None:
-        self.body, self.key, self.type, self.session, self.seq = body, key, event_type, session, seq
+    body: bytes
+    key: bytes
+    type: str
+    session: str
+    seq: int
 
     @classmethod
     def of(cls, record: Record) -> Outgoing:
