@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.child import PhaseFailed
 from bench.report import summary, table
-from bench.run import PATH_GROUPS, Options, Run
+from bench.run import PATH_GROUPS, ROUNDS, Options, Run
 
 FULL_SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (10_000, 100_000)
@@ -37,6 +37,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                              "temporary directory, removed at the end")
     parser.add_argument("--kafka", help="HOST:PORT of a broker to use (default $KTRACE_TEST_KAFKA, "
                                         "else one started for the run)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help=f"times the recorder and its baseline run in turn at each size; "
+                             f"each one's median counts (default {ROUNDS})")
     parser.add_argument("--schema-registry", default=os.environ.get("KTRACE_TEST_REGISTRY"),
                         metavar="URL", help="also run the recorder path in the Confluent framing "
                                             "through this registry (default $KTRACE_TEST_REGISTRY)")
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     try:
         run = Run(Options(sizes, work.resolve(), args.kafka, args.profile, args.schema_registry,
-                          args.paths)).execute()
+                          args.paths, max(args.rounds, 1))).execute()
     except PhaseFailed as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

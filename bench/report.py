@@ -80,6 +80,12 @@ def recorder_summary(run: dict[str, Any], top: dict[str, Any], largest: dict[str
         "recorder_baseline_eps": top["recorder_baseline"]["eps"],
         "recorder_baseline_cpu_eps": top["recorder_baseline"]["cpu_eps"],
         "recorder_vs_baseline": round(top["recorder"]["eps"] / top["recorder_baseline"]["eps"], 2),
+        # each round's pair, in the order they ran (the figures above are the medians)
+        "recorder_rounds": {"recorder_eps": recorded["round_eps"],
+                            "recorder_baseline_eps": largest["recorder_baseline"]["round_eps"],
+                            "recorder_vs_baseline": [
+                                round(r / b, 2) for r, b in zip(recorded["round_eps"],
+                                                                largest["recorder_baseline"]["round_eps"])]},
         "recorder_rss_mb": top["recorder"]["rss_mb"],
         "recorder_live_objects": recorded["live_objects"],
         "recorder_producer_thread_cpu_share": round(1 - recorded["main_cpu_s"] / recorded["cpu_s"], 2),
@@ -177,6 +183,9 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
                          f"{f['us_per_event']:>9,.1f} {f['rss_mb']:>11,.0f} {ratio:>11}")
         if "recorder" in results:
             lines.append(f"{'':>10}  live objects after recording: {results['recorder']['live_objects']:,}")
+            pairs = zip(results["recorder"]["round_eps"], results["recorder_baseline"]["round_eps"])
+            lines.append(f"{'':>10}  recorder → Kafka / baseline by round (the median above): "
+                         + ", ".join(f"{r:,} / {b:,} = {r / b:.2f}x" for r, b in pairs))
     if "recorder_eps" in s:
         lines += ["", f"recorder at 100k live objects: {s['recorder_rss_mb_at_100k_live']} MB peak RSS "
                       f"({s['recorder_rss_at_100k_live_how']})",

@@ -41,6 +41,11 @@ TIMELINE = {"deployment": "frontend-c00001", "namespace": "shop-00001"}
 #: fresh JVM) answers its first sessions slowly — 2.4 s to a session's first acknowledged
 #: flush, 1.0 s once warm, and flushes behind twice as long — which the recorder would wait out.
 WARM_UP_EVENTS = 20_000
+#: The recorder and its baseline run in turn this many times at each size (``--rounds``):
+#: this machine's speed drifts by ±10 % within minutes, enough to move one pair's ratio
+#: from 1.6x to 2.2x. Each path's figures are its median round; every round is reported.
+ROUNDS = 3
+PAIRED = ("recorder_baseline", "recorder")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Options:
     profile_size: int | None = None  # profile both paths on a workload of this size
     schema_registry: str | None = None  # also measure the recorder with the Confluent framing
     groups: tuple[str, ...] = tuple(PATH_GROUPS)  # which of PATH_GROUPS to run
+    rounds: int = ROUNDS
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -121,6 +127,10 @@ class Run:
         results = {}
         with_registry = self.options.schema_registry and "recorder" in self.options.paths
         for path in self.options.paths + ((REGISTRY_PATH,) if with_registry else ()):
+            if path in PAIRED:
+                if path == PAIRED[0]:
+                    results |= self.paired(size, events, bootstrap)
+                continue
             progress(f"{size:>9,} events: {path}")
             args = self.arguments(path, size, events, bootstrap)
             if path == "recorder_local":  # a fresh log: a reused work directory's would grow
@@ -135,6 +145,22 @@ class Run:
         if size != max(self.options.sizes):
             self.database(size).unlink(missing_ok=True)
         return results
+
+    def paired(self, size: int, events: Path, bootstrap: str) -> dict[str, dict[str, Any]]:
+        """The recorder and its baseline, ``rounds`` times in turn: each one's median round
+        (by time), with every round's events/s (``round_eps``). The first round writes the
+        topics the replay phases read."""
+        rounds: dict[str, list[dict[str, Any]]] = {path: [] for path in PAIRED}
+        for n in range(self.options.rounds):
+            for path in PAIRED:
+                progress(f"{size:>9,} events: {path} (round {n + 1} of {self.options.rounds})")
+                prefix = f"bench-{size}-{self.token}" + (f"-r{n + 1}" if n else "")
+                args = self.arguments(path, size, events, bootstrap, prefix)
+                rounds[path].append(child.run(path, args, cpu=self.cpu))
+                self.clean_after(path, args)
+        return {path: {**sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2],
+                       "round_eps": [round(r["events"] / r["seconds"]) for r in runs]}
+                for path, runs in rounds.items()}
 
     def arguments(self, path: str, size: int, events: Path, bootstrap: str,
                   prefix: str | None = None) -> dict[str, Any]:
