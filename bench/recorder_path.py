@@ -85,7 +85,7 @@ class Pipeline:
             now = informer.now_us()
             self.writer.handle(key, informer.ListStarted("1", None, now))
             self.writer.handle(key, informer.Synced("1", 0, now))
-        self.flush()
+        self._mark()  # as Recording.run: the first acknowledgement is not waited for
 
     def feed(self, lines: Iterable[bytes], *, stop_at_live: bool = False) -> int:
         """Every line recorded (or, with ``stop_at_live``, those until LIVE_TARGET live objects)."""
@@ -124,8 +124,12 @@ class Pipeline:
     def _maybe_flush(self) -> None:
         due = time.monotonic() - self._flushed_at >= self.settings.flush_interval_s
         if (due and self._unflushed) or self._unflushed >= self.settings.flush_records:
-            self.checkpointer.mark()
-            self._unflushed, self._flushed_at = 0, time.monotonic()
+            self._mark()
+
+    def _mark(self) -> None:
+        """A checkpoint point, flushed behind (Recording._mark)."""
+        self.checkpointer.mark()
+        self._unflushed, self._flushed_at = 0, time.monotonic()
 
     def flush(self) -> None:
         """Durable first, then the checkpoints that account for it (Recording._flush)."""

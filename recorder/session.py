@@ -211,7 +211,9 @@ class Recording:
         error: BaseException | None = None
         try:
             self.writer.start_session(self._describe())
-            self._flush()
+            # not waited for: a fresh producer's first acknowledgement takes ~0.5 s (its
+            # idempotence id), and the watches need not wait to start
+            self._mark()
             self._start_health()
             self._start_watches()
             self._loop()
