@@ -34,7 +34,11 @@ class Checkpointer:
         self.on_confirmed = on_confirmed
 
     def mark(self) -> None:
-        """A checkpoint point: what changed is saved once the records so far are durable."""
+        """A checkpoint point: what changed is saved once the records so far are durable.
+        None while the last point's flush behind still waits: recording goes on (the sink
+        holds what it is sent meanwhile, within its bound) and the next point covers it."""
+        if self.sink.flushing_behind():
+            return
         dirty = [state for state in self.states.values() if state.dirty]
         store = self.store
         if store is None or not dirty:

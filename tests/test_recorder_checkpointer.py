@@ -136,6 +136,31 @@ def test_a_checkpoint_is_saved_only_once_its_records_are_durable(
     assert seqs == list(range(2 + 16))  # SESSION_START, SYNCED, then the events in order
 
 
+def test_a_point_while_the_last_flush_behind_waits_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    writer, (broker,), checkpointer = recording(tmp_path)
+    stream = events("pods")
+    broker.acknowledge.clear()
+    for item in stream[:3]:
+        writer.handle(KEY, item)
+    checkpointer.mark()
+    assert broker.waiting.wait(5)
+    for item in stream[3:6]:  # held while the broker has not answered
+        writer.handle(KEY, item)
+    point = threading.Thread(target=checkpointer.mark)
+    point.start()
+    point.join(2)
+    assert not point.is_alive(), "a point waited for the broker: recording stalled"
+    broker.acknowledge.set()
+    wait_until(lambda: saved_at(tmp_path) == last_rv(stream[:3]))
+    time.sleep(0.2)
+    assert saved_at(tmp_path) == last_rv(stream[:3]), "the skipped point saved a checkpoint"
+    checkpointer.mark()  # the next point covers what the skipped one would have
+    wait_until(lambda: saved_at(tmp_path) == last_rv(stream[:6]))
+    writer.sink.close()
+    seqs = [r["seq"] for r in read_back(tmp_path / "log0")["t.pods"]]
+    assert seqs == list(range(2 + 6))
+
+
 def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp_path: Path) -> None:
     writer, brokers, checkpointer = recording(tmp_path)
     stream = events("pods")

@@ -55,6 +55,11 @@ class Sink(Protocol):
         flush behind are raised by the next ``flush_behind`` or ``flush``."""
         ...
 
+    def flushing_behind(self) -> bool:
+        """A flush behind is still waiting for the destination: a ``flush_behind`` now
+        would wait for it."""
+        ...
+
     def close(self) -> None: ...
 
 

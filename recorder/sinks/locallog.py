@@ -85,6 +85,9 @@ class LocalLogSink:
         self.flush()
         then()
 
+    def flushing_behind(self) -> bool:
+        return False
+
     def close(self) -> None:
         self.flush()
         for writer in self._writers.values():

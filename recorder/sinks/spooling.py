@@ -121,6 +121,10 @@ class SpoolingSink:
         self._wait_behind()
         self._behind = self._flusher.submit(self._flush_then, then)
 
+    def flushing_behind(self) -> bool:
+        behind = self._behind
+        return behind is not None and not behind.done()
+
     def _wait_behind(self) -> None:
         """The flush behind in flight (if any) finished; its error raised here."""
         behind, self._behind = self._behind, None
