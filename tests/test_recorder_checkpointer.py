@@ -161,6 +161,29 @@ def test_a_point_while_the_last_flush_behind_waits_is_skipped_not_waited_for(tmp
     assert seqs == list(range(2 + 6))
 
 
+def test_records_held_during_a_flush_behind_are_bounded_in_bytes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writer, (broker,), checkpointer = recording(tmp_path)
+    stream = events("pods")
+    broker.acknowledge.clear()
+    writer.handle(KEY, stream[0])
+    checkpointer.mark()
+    assert broker.waiting.wait(5)
+    monkeypatch.setattr("recorder.sinks.spooling.HELD_MAX_BYTES", 1)  # one record fills it
+    writer.handle(KEY, stream[1])  # held
+    beyond = threading.Thread(target=writer.handle, args=(KEY, stream[2]))
+    beyond.start()
+    beyond.join(0.5)
+    assert beyond.is_alive(), "a record was held beyond the bound"
+    broker.acknowledge.set()
+    beyond.join(5)
+    assert not beyond.is_alive()
+    checkpointer.flush()
+    writer.sink.close()
+    seqs = [r["seq"] for r in read_back(tmp_path / "log0")["t.pods"]]
+    assert seqs == list(range(2 + 3))
+
+
 def test_a_failed_flush_behind_spools_its_records_and_the_held_ones_in_order(tmp_path: Path) -> None:
     writer, brokers, checkpointer = recording(tmp_path)
     stream = events("pods")
