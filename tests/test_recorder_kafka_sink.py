@@ -4,6 +4,8 @@ key as kafka-python and the Java client, and the TLS/SASL settings librdkafka ac
 from __future__ import annotations
 
 import datetime
+import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,24 @@ def test_a_sessions_topics_exist_once_the_sink_is_open(kafka_bootstrap: str,
         assert later in admin.list_topics(timeout=10).topics
     finally:
         sink.close()
+
+
+@pytest.mark.kafka
+def test_a_fresh_sinks_first_record_is_acknowledged_without_waiting_out_the_id_timer(
+        kafka_bootstrap: str, unique_topic_prefix: str) -> None:
+    """librdkafka asks again for the idempotent producer's id 500 ms after its first metadata
+    answer found no connection up to ask on; the sink's own answer once connected gets the id
+    at once, so a session's first acknowledgement is a few round trips, not half a second."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    topic = f"{unique_topic_prefix}.pods"
+    waits = []
+    for _ in range(5):
+        sink = KafkaSink(settings, partitions=PARTITIONS, topics=[topic])
+        try:
+            started = time.monotonic()
+            sink.send(topic, samples.interleaved(1, keys=1)[0])
+            sink.flush()
+            waits.append(time.monotonic() - started)
+        finally:
+            sink.close()
+    assert statistics.median(waits) < 0.4, waits

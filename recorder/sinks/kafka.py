@@ -62,13 +62,18 @@ def client_config(settings: KafkaSettings) -> dict[str, object]:
 def connect_admin(settings: KafkaSettings) -> AdminClient:
     """An admin client that reached a broker, else TransportError within ``connect_timeout_s``."""
     admin = AdminClient(client_config(settings))
+    _answered(admin, settings)
+    return admin
+
+
+def _answered(client: AdminClient | Producer, settings: KafkaSettings) -> None:
+    """A metadata answer to ``client``, else TransportError within ``connect_timeout_s``."""
     try:
-        admin.list_topics(timeout=settings.connect_timeout_s)
+        client.list_topics(timeout=settings.connect_timeout_s)
     except KafkaException as exc:
         raise TransportError(
             f"Kafka broker {settings.bootstrap} unreachable within "
             f"{settings.connect_timeout_s:g}s ({exc.args[0].str()})") from exc
-    return admin
 
 
 def ensure_topics(admin: AdminClient, names: list[str], *, partitions: int,
@@ -139,6 +144,10 @@ class KafkaSink:
         self._producer = Producer({**producer_config(
             settings, max_record_bytes=max_record_bytes, linger_ms=linger_ms),
             "on_delivery": self._delivered})
+        # librdkafka asks for the idempotent producer's id at each metadata answer; its first
+        # comes before a connection is up to ask on, and it then waits out a 500 ms timer
+        # before trying again: an answer once connected gets the id at once (~0.06 s).
+        _answered(self._producer, settings)
 
     def send(self, topic: str, record: Record) -> None:
         self.send_encoded(topic, Outgoing.of(record))
