@@ -20,6 +20,13 @@ OPTIONAL = (
 )
 
 
+#: librdkafka's first wait before connecting again (doubled, with jitter, up to its
+#: ``reconnect.backoff.max.ms``). librdkafka 2.x drops the bootstrap connection once it has
+#: learned the brokers and holds off the next connection for half of this wait: a client's
+#: first answer took ~60 ms at the default 100 ms, ~20 ms at 10.
+RECONNECT_BACKOFF_MS = 10
+
+
 @dataclass(frozen=True, kw_only=True)
 class KafkaSettings:
     bootstrap: str
@@ -52,6 +59,7 @@ class KafkaSettings:
             "bootstrap.servers": self.bootstrap,
             "security.protocol": self.security_protocol,
             "client.id": self.client_id,
+            "reconnect.backoff.ms": RECONNECT_BACKOFF_MS,
         }
         return config | self._optional(2)
 
