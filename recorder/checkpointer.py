@@ -5,9 +5,10 @@ changed watches' checkpoints are taken (their journal lines, or a copy of the kn
 when a snapshot is due), and saved when the sink has made every record sent so far
 durable. For Kafka that is a flush in the background (``Sink.flush_behind``): the recording
 thread goes on while the broker acknowledges, and the records it sends meanwhile belong to
-the next point. A crash in between loses checkpoints, never records: the restart resumes
-from an earlier checkpoint and records some events twice. ``flush`` waits for the sink and
-saves everything: the session's start and end.
+the next point; a point that comes while that flush still waits is skipped, so a slow
+acknowledgement never stalls the recording thread. A crash in between loses checkpoints,
+never records: the restart resumes from an earlier checkpoint and records some events
+twice. ``flush`` waits for the sink and saves everything: the session's end.
 
 ``on_confirmed`` is called (in the thread that saw it) each time the destination itself
 confirmed every record sent before a point: acknowledged by Kafka, written and fsynced by the
@@ -35,8 +36,9 @@ class Checkpointer:
 
     def mark(self) -> None:
         """A checkpoint point: what changed is saved once the records so far are durable.
-        None while the last point's flush behind still waits: recording goes on (the sink
-        holds what it is sent meanwhile, within its bound) and the next point covers it."""
+        Skipped while the last point's flush behind still waits: recording goes on (the
+        sink holds what it is sent meanwhile, within its bound) and the next point covers
+        those records."""
         if self.sink.flushing_behind():
             return
         dirty = [state for state in self.states.values() if state.dirty]

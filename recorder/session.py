@@ -211,9 +211,7 @@ class Recording:
         error: BaseException | None = None
         try:
             self.writer.start_session(self._describe())
-            # not waited for: a fresh producer's first acknowledgement takes ~0.5 s (its
-            # idempotence id), and the watches need not wait to start
-            self._mark()
+            self._mark()  # flushed behind: the watches need not wait for the broker
             self._start_health()
             self._start_watches()
             self._loop()
