@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Build the control-plane binaries the k8s tests run: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl and kwok, from the Go module
-# proxy, into a cache outside the clone. Rebuilds only when a version changes.
+# Build the Kubernetes binaries the tests run: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl, the kubelet of the real node and kwok,
+# from the Go module proxy, into a cache outside the clone. Rebuilds only what is missing.
 #
 #   compose/k8s/build.sh            # prints the bin directory on its last line
 #
 # KTRACE_CACHE (default ~/.cache/ktrace) holds the binaries and the Go caches.
 set -euo pipefail
 
-K8S_VERSION=${K8S_VERSION:-v1.37.2}
-ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
-KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+# shellcheck source=compose/k8s/versions.sh
+. "$(dirname "$0")/versions.sh"
 
 cache=${KTRACE_CACHE:-$HOME/.cache/ktrace}
 out=$cache/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION
@@ -18,7 +17,7 @@ bin=$out/bin
 export GOPATH=${GOPATH:-$cache/go} GOMODCACHE=${GOMODCACHE:-$cache/go/pkg/mod}
 export GOCACHE=${GOCACHE:-$cache/go-build} GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
-want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kwok)
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all; then echo "$bin"; exit 0; fi
 mkdir -p "$bin" "$out/src"
@@ -42,6 +41,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 GO
   go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
@@ -56,7 +56,7 @@ GO
   local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
   go build -ldflags "$ldflags" -o "$bin/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet
 }
 
 build_etcd() {
@@ -92,6 +92,6 @@ build_kwok() {
 
 [ -x "$bin/etcd" ] || (build_etcd) >&2
 [ -x "$bin/kwok" ] || (build_kwok) >&2
-[ -x "$bin/kube-apiserver" ] && [ -x "$bin/kubectl" ] || (build_kubernetes) >&2
+[ -x "$bin/kube-apiserver" ] && [ -x "$bin/kubectl" ] && [ -x "$bin/kubelet" ] || (build_kubernetes) >&2
 have_all || { echo "build incomplete in $bin" >&2; exit 1; }
 echo "$bin"
