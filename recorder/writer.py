@@ -33,7 +33,7 @@ from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
 from schemas.redaction import Redactor
-from recorder.sinks import Outgoing, Sink
+from transports.sink import Outgoing, Sink
 from recorder.splice import SpanRedactor, replaced
 from schemas import envelope, records, topics
 from schemas.codec import Record

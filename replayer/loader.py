@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from replayer import db, projections, typed
 from replayer.envelope import EnvelopeBatch
-from replayer.sources import Delivery, DeliveryRun, PartitionKey
+from transports.source import Delivery, DeliveryRun, PartitionKey
 from schemas.codec import Record
 from schemas.envelope import ROW_FIELDS, record_of
 from schemas.errors import Unreadable

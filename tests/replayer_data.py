@@ -23,7 +23,7 @@ import pytest
 
 from replayer import db
 from replayer.replay import import_captures, replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "replayer"
 

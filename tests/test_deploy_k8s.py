@@ -30,7 +30,7 @@ from ktrace.commands.record import record
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from schemas.redaction import REFUSED_RESOURCES
 from recorder.metrics import HealthServer, Metrics
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.infra.k8s import Cluster, LocalControlPlane
 from tests.infra.polling import eventually
 

@@ -13,10 +13,10 @@ from recorder import informer as inf
 from recorder.checkpoint import CheckpointStore
 from recorder.checkpointer import Checkpointer
 from recorder.metrics import Metrics
-from recorder.sinks import Outgoing
-from recorder.sinks.locallog import LocalLogSink
-from recorder.sinks.spooling import SpoolingSink
-from recorder.spool import Spool
+from transports.sink import Outgoing
+from transports.locallog.sink import LocalLogSink
+from recorder.spooling.sink import SpoolingSink
+from recorder.spooling.spool import Spool
 from recorder.writer import Writer
 from schemas.errors import TransportError
 from schemas.redaction import Redactor
@@ -169,7 +169,7 @@ def test_records_held_during_a_flush_behind_are_bounded_in_bytes(
     writer.handle(KEY, stream[0])
     checkpointer.mark()
     assert broker.waiting.wait(5)
-    monkeypatch.setattr("recorder.sinks.spooling.HELD_MAX_BYTES", 1)  # one record fills it
+    monkeypatch.setattr("recorder.spooling.sink.HELD_MAX_BYTES", 1)  # one record fills it
     writer.handle(KEY, stream[1])  # held
     beyond = threading.Thread(target=writer.handle, args=(KEY, stream[2]))
     beyond.start()

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from replayer.sources.kafka import KafkaSource
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.kafka.settings import KafkaSettings
 
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka]
 

@@ -14,9 +14,9 @@ from recorder import lean
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from schemas.redaction import Redactor
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from recorder.writer import Writer
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "recorder" / "deployment"
 TARGETS = {

@@ -16,12 +16,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db, typed
 from replayer.loader import Loader, RecordFilter
 from replayer.replay import replay
-from replayer.sources import Delivery, DeliveryRun
-from replayer.sources.locallog import LocalLogSource
+from transports.source import Delivery, DeliveryRun
+from transports.locallog.source import LocalLogSource
 from schemas.errors import DecodeError
 from tests.replayer_data import recording, rows
 
@@ -148,7 +148,7 @@ KILLER = textwrap.dedent("""
     import os, signal, sys
     from replayer import db, typed
     from replayer.loader import Loader
-    from replayer.sources.locallog import LocalLogSource
+    from transports.locallog.source import LocalLogSource
 
     def dying(deliveries, after):
         for n, d in enumerate(deliveries):

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from tests.replayer_data import recording
 from tests.test_replayer_transports import _wait_for_line, recorded_records, start_follower
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db, projections
 from replayer.analyses.races import capacity_dips
 from replayer.analyses.stuck import stuck
 from replayer.replay import replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from schemas import records
 from tests.replayer_data import rows
 from tests.samples import BASE_TIME_US, pod

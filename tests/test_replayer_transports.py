@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from recorder.sinks.kafka import KafkaSink
-from recorder.sinks.locallog import LocalLogSink
+from transports.kafka.sink import KafkaSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db
 from replayer.objects import ObjectUnavailable, objects_of
 from replayer.replay import replay
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
+from transports.kafka.settings import KafkaSettings
 from schemas.topics import resource_of
 from tests.replayer_data import recording, rows
 

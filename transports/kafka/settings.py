@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.registry import RegistrySettings
+from transports.kafka.registry import RegistrySettings
 
 #: Each optional setting: (field, kafka-python keyword, librdkafka property).
 OPTIONAL = (
