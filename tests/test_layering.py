@@ -131,3 +131,12 @@ def test_a_planted_violation_is_found(graph, module, imports, broken):
 def test_an_allowed_import_is_not_a_violation(module, imports):
     graph = {module: imported_modules(imports)}
     assert violations(graph) == set()
+
+
+def test_test_modules_share_helpers_through_helper_modules_only():
+    """A test module imports helpers from tests/ helper modules (recorder_data, replayer_data,
+    …), never from another test module: running one test file must not collect another's."""
+    offenders = {path.name: sorted(m for m in imported_modules(path.read_text())
+                                   if m.startswith("tests.test_"))
+                 for path in (ROOT / "tests").rglob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}

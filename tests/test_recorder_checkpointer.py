@@ -20,7 +20,7 @@ from recorder.spooling.spool import Spool
 from recorder.writer import Writer
 from schemas.errors import TransportError
 from schemas.redaction import Redactor
-from tests.test_recorder_writer import TARGETS, events, read_back
+from tests.recorder_data import TARGETS, events, read_back
 
 KEY = TARGETS["pods"].key
 

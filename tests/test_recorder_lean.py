@@ -363,7 +363,7 @@ def test_lean_records_replay_into_the_same_typed_tables(tmp_path: Path) -> None:
     from replayer import db
     from replayer.replay import replay
     from transports.locallog.source import LocalLogSource
-    from tests.test_replayer_loader import FACT_TABLES
+    from tests.replayer_data import FACT_TABLES
 
     lines = [line for path in STREAMS for line in object_lines(path)]
     tables = []

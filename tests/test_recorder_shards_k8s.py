@@ -23,7 +23,7 @@ from replayer.loader import version_class
 from replayer.replay import replay
 from transports.kafka.source import KafkaSource
 from transports.kafka.settings import KafkaSettings
-from tests.test_recorder_k8s import RESOURCES, Churn, Recorder, Watcher, deployment_lifecycle, read_kafka
+from tests.recorder_k8s import RESOURCES, Churn, Recorder, Watcher, deployment_lifecycle, read_kafka
 
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka]
 

@@ -28,7 +28,7 @@ from transports.kafka.settings import KafkaSettings
 from transports.kafka.registry import RegistryClient, RegistrySettings
 from tests import samples
 from tests.registry_consumer import consume_all
-from tests.test_recorder_k8s import Recorder, Watcher, apply_deployment, wait_ready_pods
+from tests.recorder_k8s import Recorder, Watcher, apply_deployment, wait_ready_pods
 
 pytestmark = [pytest.mark.registry, pytest.mark.kafka, pytest.mark.timeout(180)]
 

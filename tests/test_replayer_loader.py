@@ -23,12 +23,7 @@ from replayer.replay import replay
 from transports.source import Delivery, DeliveryRun
 from transports.locallog.source import LocalLogSource
 from schemas.errors import DecodeError
-from tests.replayer_data import recording, rows
-
-FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
-               "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",
-               "markers", "load_positions", "object_versions", "endpoint_membership",
-               "pod_transitions", "pod_lifecycle", "session_topics", "sequence_holes"]
+from tests.replayer_data import FACT_TABLES, recording, rows
 
 
 def snapshot(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
