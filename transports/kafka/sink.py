@@ -36,8 +36,8 @@ client_log = logging.getLogger("transports.kafka.sink.librdkafka")
 BATCH_BYTES = 1024 * 1024
 #: How long a batch may wait for more records. Nothing waits on it: a flush sends what is
 #: queued at once, and the recorder's flushes run behind it (``SpoolingSink.flush_behind``).
-#: Fuller batches cost librdkafka's thread, on the recorder's core, less per record (14.6 µs
-#: at 500 ms against 18.0 at 100 and 28.8 at 20; docs/performance.md).
+#: Fuller batches cost librdkafka's thread, on the recorder's core, less per record (11-13 µs
+#: at 500 ms against 15-20 at 100; docs/performance.md).
 LINGER_MS = 500
 #: What a broker accepts by default (message.max.bytes ~ 1 MiB) less room for headers/batch.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000
