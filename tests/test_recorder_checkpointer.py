@@ -253,7 +253,8 @@ def test_the_last_flush_gauge_waits_for_the_acknowledgement_and_ignores_spooled_
     assert last_flush() == acknowledged, "spooled records counted as confirmed"
 
     brokers[1].acknowledge.set()
-    wait_until(lambda: writer.sink.depth()[0] == 0)
-    checkpointer.flush()  # the spool drained: every record is acknowledged again
+    # the spool drained (its last batch committed, then the sink leaves spooling)
+    wait_until(lambda: writer.sink.depth()[0] == 0 and not writer.sink.spooling)
+    checkpointer.flush()  # every record is acknowledged again
     assert last_flush() > acknowledged
     writer.sink.close()
