@@ -18,10 +18,10 @@ from replayer.analyses.races import races
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
 from replayer.replay import replay as replay_source
-from replayer.sources import Source
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
-from schemas.kafka_settings import KafkaSettings
+from transports.source import Source
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
+from transports.kafka.settings import KafkaSettings
 
 Result = dict[str, Any]
 QUERY_RUNS = 3

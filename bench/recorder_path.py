@@ -25,10 +25,10 @@ from recorder.metrics import Metrics
 from schemas.redaction import Redactor
 from recorder.session import open_sink
 from recorder.settings import RecordSettings
-from recorder.sinks import Sink
+from transports.sink import Sink
 from recorder.writer import Writer
-from schemas.kafka_settings import KafkaSettings
-from schemas.registry import RegistrySettings
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.registry import RegistrySettings
 from schemas.topics import topic_for
 
 

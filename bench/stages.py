@@ -23,8 +23,8 @@ from recorder.attribution import Attributor
 from recorder.informer import parse_event
 from recorder.splice import replaced
 from schemas import envelope, topics
-from schemas.framing import FingerprintFraming, Framing, RegistryFraming
-from schemas.registry import RegistryClient, RegistrySettings
+from transports.kafka.framing import FingerprintFraming, Framing, RegistryFraming
+from transports.kafka.registry import RegistryClient, RegistrySettings
 
 
 TOPIC_PREFIX = "bench-stages"

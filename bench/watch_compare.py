@@ -41,8 +41,8 @@ import psutil
 
 from bench.broker import kafka_bootstrap
 from bench.machine import describe
-from replayer.sources.kafka import KafkaSource
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.kafka.settings import KafkaSettings
 from tests.infra.k8s import ControlPlaneError, LocalControlPlane, free_ports
 from tests.infra.kafka import KafkaBrokerError
 

@@ -119,9 +119,6 @@ def cli(log_level: str) -> None:
     rollout, and what happened in what order."""
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if log_level.upper() != "DEBUG":
-        # kafka-python logs every refused connection; ktrace reports the outcome itself.
-        logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
 def main() -> None:

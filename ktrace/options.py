@@ -10,7 +10,7 @@ import click
 
 from replayer.when import parse_duration
 from schemas.errors import KtraceError
-from schemas.registry import SUBJECT_STRATEGIES
+from transports.kafka.registry import SUBJECT_STRATEGIES
 from schemas.topics import DEFAULT_PREFIX
 
 
@@ -71,8 +71,8 @@ def _kafka_options(func: Callable, first: list[Callable], *,
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from schemas.kafka_settings import KafkaSettings
-        from schemas.registry import RegistrySettings
+        from transports.kafka.settings import KafkaSettings
+        from transports.kafka.registry import RegistrySettings
         bootstrap = kwargs.pop("bootstrap")
         registry_url = kwargs.pop("schema_registry")
         registry_auth = {k: kwargs.pop(f"schema_registry_{k}") for k in ("username", "password", "cafile")}

@@ -4,7 +4,7 @@ How it fits together (``recorder.session`` wires it): one ``informer.Informer`` 
 watched resource reads the API server (``kube/``) and reports items in server order into one
 bounded queue; one ``writer.Writer`` turns them into records (``attribution``, ``schemas.redaction``,
 ``truncation``) with gap-free seq per (session, topic) and sends them to a sink (Kafka
-behind ``sinks.spooling``, or the local log); after each flush the ``checkpoint`` is saved.
+behind ``spooling.sink``, or the local log); after each flush the ``checkpoint`` is saved.
 
 Decisions a reader of the records needs:
 

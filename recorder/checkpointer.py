@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable
 
 from recorder.checkpoint import CheckpointStore, Taken
-from recorder.sinks import Sink
+from transports.sink import Sink
 
 if TYPE_CHECKING:  # the writer imports the sinks; this module only reads its watch states
     from recorder.writer import WatchState

@@ -249,10 +249,7 @@ class Informer:
             yield Watching(rv)
             for line in stream.lines():
                 item = parse_event(line, self.target.key)
-                if isinstance(item, Bookmark):
-                    self._rv = item.resource_version or self._rv
-                else:
-                    self._rv = item.resource_version or self._rv
+                self._rv = item.resource_version or self._rv
                 events += 1
                 yield item
         finally:

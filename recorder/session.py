@@ -31,12 +31,12 @@ from recorder.kube.config import ClusterConfig, load_config
 from recorder.metrics import HealthServer, Heartbeat, Metrics
 from schemas.redaction import Redactor
 from recorder.settings import DEFAULT_OUT, RecordSettings
-from recorder.sinks import Sink
-from recorder.deadletter import DeadLetters
-from recorder.spool import Spool, SpoolFull
+from recorder.spooling.deadletter import DeadLetters
+from recorder.spooling.spool import Spool, SpoolFull
 from recorder.writer import Writer
 from schemas import topics
 from schemas.errors import KtraceError
+from transports.sink import Sink
 
 log = logging.getLogger(__name__)
 
@@ -137,13 +137,13 @@ def destination_of(settings: RecordSettings) -> str:
 
 def open_sink(settings: RecordSettings, metrics: Metrics, topic_names: list[str]) -> Sink:
     if settings.kafka is None:
-        from recorder.sinks.locallog import LocalLogSink
+        from transports.locallog.sink import LocalLogSink
 
         return LocalLogSink(settings.out or DEFAULT_OUT, retention_bytes=settings.retention_bytes,
                             retention_age_s=settings.retention_age_s)
-    from recorder.sinks.kafka import KafkaSink, framing_for
-    from recorder.sinks.spooling import SpoolingSink
-    from schemas.framing import RegistryFraming
+    from recorder.spooling.sink import SpoolingSink
+    from transports.kafka.framing import RegistryFraming
+    from transports.kafka.sink import KafkaSink, framing_for
 
     spool_dir = settings.spool_dir or (os.path.join(settings.state_dir, "spool") if settings.state_dir
                                        else tempfile.mkdtemp(prefix="ktrace-spool-"))

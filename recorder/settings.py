@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
 from schemas.topics import DEFAULT_PREFIX
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from importlib import metadata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,7 @@ from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
 from recorder.metrics import Metrics
 from schemas.redaction import Redactor
-from recorder.sinks import Outgoing, Sink
+from transports.sink import Outgoing, Sink
 from recorder.splice import SpanRedactor, replaced
 from schemas import envelope, records, topics
 from schemas.codec import Record
@@ -41,7 +42,6 @@ from schemas.facts import extract_facts, extract_meta, parse_time
 
 log = logging.getLogger(__name__)
 
-RECORDER_VERSION = "0.1.0"
 BOOKMARK_MARKER_INTERVAL_S = 60.0
 
 Obj = dict[str, Any]
@@ -102,14 +102,14 @@ class Writer:
             cause = "resume from checkpoint" if resumed else "start"
             self._marker(states[0], "SESSION_START", time_us(), cause=cause, detail=detail,
                          fromResourceVersion=resumed[0] if len(resumed) == 1 else None,
-                         recorderVersion=RECORDER_VERSION,
+                         recorderVersion=recorder_version(),
                          kinds=sorted({s.target.key for s in states}))
 
     def end_session(self, cause: str) -> None:
         for states in self._by_topic().values():
             self._marker(states[0], "SESSION_END", time_us(), cause=cause,
                          toResourceVersion=states[0].checkpoint.resource_version,
-                         recorderVersion=RECORDER_VERSION)
+                         recorderVersion=recorder_version())
 
     def _by_topic(self) -> dict[str, list[WatchState]]:
         grouped: dict[str, list[WatchState]] = {}
@@ -246,7 +246,7 @@ class Writer:
                 object_json=body, received_at=received_at, component=attribution.component,
                 attribution=attribution.evidence, inferred=inferred, meta=meta, facts=facts))
         self.metrics.events.inc(state.target.resource, event_type)
-        written = _server_time(attribution.server_time)
+        written = parse_time(attribution.server_time)
         if written is not None:
             self.metrics.lag.observe(state.target.resource, max(received_at - written, 0) / 1e6)
 
@@ -293,12 +293,19 @@ class Writer:
         return seq
 
 
+@functools.cache
+def recorder_version() -> str:
+    """The installed ktrace's version, as the session markers carry it: read from the
+    package metadata, so a release cannot forget to change it."""
+    try:
+        return metadata.version("ktrace")
+    except metadata.PackageNotFoundError:  # a source tree without an install
+        return "0.0.0+source"
+
+
 def time_us() -> int:
     return time.time_ns() // 1000
 
-
-#: managedFields times have one-second precision: many events share each one.
-_server_time = functools.lru_cache(maxsize=1024)(parse_time)
 
 
 _HANDLERS = {

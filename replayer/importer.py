@@ -21,8 +21,8 @@ from typing import Any, Iterator
 
 import orjson
 
-from replayer.sources import Delivery
-from schemas import locallog
+from transports.source import Delivery
+from transports.locallog import layout
 from schemas.codec import Record
 from schemas.errors import DecodeError, KtraceError
 from schemas.facts import Obj, parse_time
@@ -124,7 +124,7 @@ def _objects(text: str, clock: "DerivedClock") -> Iterator[tuple[str, Obj] | Bad
 def _what_it_is(path: str) -> str:
     with open(path, "rb") as fh:
         head = fh.read(4)
-    if head == locallog.MAGIC:
+    if head == layout.MAGIC:
         return ("it is an Avro object container file (a ktrace local-log segment?); replay "
                 "a recording with `ktrace replay DIRECTORY`")
     if not head:

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from replayer import db, projections, typed
 from replayer.envelope import EnvelopeBatch
-from replayer.sources import Delivery, DeliveryRun, PartitionKey
+from transports.source import Delivery, DeliveryRun, PartitionKey
 from schemas.codec import Record
 from schemas.envelope import ROW_FIELDS, record_of
 from schemas.errors import Unreadable
@@ -48,10 +48,7 @@ def version_class(event_type: str) -> str:
 _CLUSTER, _NAMESPACE, _TYPE, _KIND, _UID, _RV_TEXT, _RV = (ROW_FIELDS.index(f) for f in (
     "cluster", "namespace", "type", "kind", "uid", "resourceVersion", "resourceVersionNumber"))
 #: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.
-TYPED_KINDS = frozenset({
-    "Pod", "EndpointSlice", "Event", "Node", "Lease", "ReplicaSet", "Deployment",
-    "StatefulSet", "DaemonSet", "Job", "PersistentVolumeClaim", "PersistentVolume",
-    "VolumeAttachment", "Namespace"})
+TYPED_KINDS = typed.kinds_named()
 
 
 @dataclass

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import replace
 
 import duckdb
 import orjson
 
-from replayer.sources import Source
 from schemas.errors import KtraceError, TransportError
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
+from transports.locator import open_source
+from transports.source import Source
 
 
 class ObjectUnavailable(KtraceError):
@@ -100,7 +100,7 @@ class Fetcher:
     def _open(self, locator: str) -> Source | ObjectUnavailable:
         if locator not in self._opened:
             try:
-                self._opened[locator] = open_locator(locator, self._kafka)
+                self._opened[locator] = open_source(locator, self._kafka)
             except TransportError as exc:
                 self._opened[locator] = ObjectUnavailable(
                     f"objects of {locator} are not in the database and the source is "
@@ -110,18 +110,3 @@ class Fetcher:
 
 _STORE_HINT = ("replay it again with --store-objects all where it is still whole, to keep "
                "objects in the database")
-
-
-def open_locator(locator: str, kafka: KafkaSettings | None = None) -> Source:
-    """The source a ``sources.locator`` names; a Kafka one through ``kafka`` when given (at
-    its recorded bootstrap if ``kafka``'s is empty), else with default client settings."""
-    scheme, _, where = locator.partition(":")
-    if scheme == "local":
-        from replayer.sources.locallog import LocalLogSource
-        return LocalLogSource(where)
-    if scheme == "kafka":
-        from replayer.sources.kafka import KafkaSource
-        return KafkaSource(replace(kafka, bootstrap=kafka.bootstrap or where) if kafka
-                           else KafkaSettings(bootstrap=where, connect_timeout_s=5.0))
-    raise TransportError(f"no source to fetch from ({locator})")
-

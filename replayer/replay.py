@@ -12,7 +12,7 @@ import duckdb
 from replayer import db
 from replayer.importer import capture_topic, read_capture
 from replayer.loader import Loader, LoadStats, RecordFilter
-from replayer.sources import Delivery, Source
+from transports.source import Delivery, Source
 from schemas.redaction import Redactor
 
 FOLLOW_POLL_S = 1.0

@@ -61,6 +61,13 @@ def read_sql(name: str) -> str:
 
 
 @functools.cache
+def kinds_named() -> frozenset[str]:
+    """Every kind some model reads by name: the kinds a typed table is made for (the models
+    that read every record — raw_events, markers, conditions… — name none)."""
+    return frozenset().union(*(m.kinds for m in models() if m.kinds is not None))
+
+
+@functools.cache
 def models() -> tuple[Model, ...]:
     folder = resources.files("replayer") / "sql" / "typed"
     names = sorted(p.name[:-4] for p in folder.iterdir()

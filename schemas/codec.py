@@ -1,7 +1,7 @@
 """Record bytes: Avro binary of the Record schema, named by the writer schema's fingerprint.
 
-On Kafka the body is framed by ``schemas/framing.py`` (a fingerprint header, or a registry's
-schema id); elsewhere (the spool, exports) records use Avro single-object encoding:
+On Kafka the body is framed by ``transports/kafka/framing.py`` (a fingerprint header, or a
+registry's schema id); elsewhere (the spool, exports) records use Avro single-object encoding:
 ``C3 01`` + 8-byte little-endian CRC-64-AVRO fingerprint + body. Readers resolve any shipped writer version into
 the current schema, so old recordings keep decoding.
 """

@@ -23,9 +23,14 @@ import pytest
 
 from replayer import db
 from replayer.replay import import_captures, replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "replayer"
+#: The tables a load fills: two loads that must agree are compared on all of them.
+FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
+               "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",
+               "markers", "load_positions", "object_versions", "endpoint_membership",
+               "pod_transitions", "pod_lifecycle", "session_topics", "sequence_holes"]
 
 
 def captures(scenario: str) -> list[str]:
@@ -93,3 +98,8 @@ edge = _recorded_fixture("edge")
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tuple]:
     return con.execute(sql, list(params)).fetchall()
+
+
+def recorded_records(scenario: str = "scenarios") -> list[tuple[str, dict]]:
+    source = LocalLogSource(recording(scenario))
+    return [(d.topic, d.record) for d in source.read(source.topics("ktrace"))]

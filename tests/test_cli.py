@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from ktrace import __version__
 from ktrace.cli import cli
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from tests import samples
 
 

@@ -26,92 +26,16 @@ from typing import Any
 import pytest
 import yaml
 
-from ktrace.commands.record import record
 from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from schemas.redaction import REFUSED_RESOURCES
 from recorder.metrics import HealthServer, Metrics
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.infra.k8s import Cluster, LocalControlPlane
 from tests.infra.polling import eventually
-
-
-REPO = Path(__file__).resolve().parents[1]
-COMPOSE = REPO / "compose"
-MANIFESTS = COMPOSE / "kubernetes"
-MANIFEST_FILES = ("namespace.yaml", "rbac.yaml", "recorder.yaml", "sidecar.yaml")
-NAMESPACE = "ktrace"
-SERVICE_ACCOUNT = "ktrace-recorder"
-SA_USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
-READ_VERBS = {"get", "list", "watch"}
-WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-
-
-# --- reading the files -------------------------------------------------------------------
-
-
-def manifest(name: str) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all((MANIFESTS / name).read_text()) if doc]
-
-
-def find(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [doc for doc in docs if doc["kind"] == kind]
-
-
-def recorded_grants() -> dict[tuple[str, str], str | None]:
-    """(apiGroup, resource) → the namespace it is recorded in (None: cluster-wide), for
-    every group the recorder may read a default kind from (Events: two)."""
-    return {(group, spec.resource): spec.fixed_namespace
-            for spec in CATALOGUE if spec.default for group, _ in spec.candidates}
-
-
-def rbac_grants(docs: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[str | None, set[str]]]:
-    """(apiGroup, resource) → (scope, verbs) as the ClusterRoles and Roles grant them."""
-    grants: dict[tuple[str, str], tuple[str | None, set[str]]] = {}
-    for role in find(docs, "ClusterRole") + find(docs, "Role"):
-        scope = role["metadata"].get("namespace")
-        for rule in role["rules"]:
-            assert set(rule) == {"apiGroups", "resources", "verbs"}, f"unexpected rule keys {rule}"
-            for group in rule["apiGroups"]:
-                for resource in rule["resources"]:
-                    assert (group, resource) not in grants, f"{group}/{resource} granted twice"
-                    grants[group, resource] = (scope, set(rule["verbs"]))
-    return grants
-
-
-def expand(args: list[str], env: dict[str, str]) -> list[str]:
-    """Kubernetes' $(VAR) expansion of container args."""
-    return [re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], arg) for arg in args]
-
-
-def compose_defaults(args: list[str]) -> list[str]:
-    """Compose's ${VAR:-default} interpolation with nothing set."""
-    return [re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", arg) for arg in args]
-
-
-def parse_record_args(args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The options ``ktrace record`` would run with: the real command parses them."""
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    with record.make_context("record", list(args)) as ctx:
-        return dict(ctx.params)
-
-
-def container(deployment: dict[str, Any], name: str) -> dict[str, Any]:
-    spec = deployment["spec"]["template"]["spec"]
-    return next(c for c in spec["containers"] + spec.get("initContainers", []) if c["name"] == name)
-
-
-def recorder_deployments() -> list[tuple[dict[str, Any], dict[str, str]]]:
-    """Each recorder Deployment with the ConfigMap environment of its recorder container."""
-    found = []
-    for name in ("recorder.yaml", "sidecar.yaml"):
-        docs = manifest(name)
-        maps = {m["metadata"]["name"]: m["data"] for m in find(docs, "ConfigMap")}
-        for deployment in find(docs, "Deployment"):
-            sources = container(deployment, "recorder").get("envFrom", [])
-            env = {k: v for s in sources for k, v in maps[s["configMapRef"]["name"]].items()}
-            found.append((deployment, env))
-    return found
+from tests.deploy_files import (COMPOSE, MANIFEST_FILES, MANIFESTS, NAMESPACE, READ_VERBS, SA_USER,
+                                SERVICE_ACCOUNT, WRITE_VERBS, compose_defaults, container, expand,
+                                find, kubectl, manifest, parse_record_args, rbac_grants,
+                                recorded_grants, recorder_deployments)
 
 
 DEPLOYMENTS = recorder_deployments()
@@ -227,12 +151,6 @@ def http_status(url: str, token: str | None = None, context: ssl.SSLContext | No
             return r.status
     except urllib.error.HTTPError as e:
         return e.code
-
-
-def kubectl(cluster: Cluster, kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """kubectl with any kubeconfig; the caller judges the exit status."""
-    argv = [str(cluster.kubectl_bin), "--kubeconfig", str(kubeconfig), *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
 
 def apply(cluster: Cluster, *names: str) -> None:

@@ -16,8 +16,8 @@ import yaml
 from recorder.kube.catalogue import BY_RESOURCE, DEFAULT_KINDS, parse_kinds
 from schemas.redaction import REFUSED_RESOURCES
 from tests.infra.k8s import Cluster
-from tests.test_deploy_k8s import (MANIFESTS, NAMESPACE, READ_VERBS, container, expand, find, kubectl,
-                                   manifest, parse_record_args, rbac_grants, recorded_grants)
+from tests.deploy_files import (MANIFESTS, NAMESPACE, READ_VERBS, container, expand, find, kubectl,
+                                manifest, parse_record_args, rbac_grants, recorded_grants)
 
 SHARDED = MANIFESTS / "sharded"
 

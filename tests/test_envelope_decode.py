@@ -11,7 +11,8 @@ from fastavro import schemaless_reader
 from hypothesis import given, settings, strategies as st
 
 from replayer.envelope import EnvelopeBatch
-from schemas import codec, envelope, locallog, repository
+from schemas import codec, envelope, repository
+from transports.locallog import layout
 from tests.replayer_data import DATA
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True)
@@ -31,9 +32,9 @@ def _recorded_records() -> list[dict]:
     for path in sorted(glob.glob(str(DATA / "*" / "recording" / "*" / "*.avro"))):
         with open(path, "rb") as fh:
             data = fh.read()
-        header = locallog.read_header(data)
+        header = layout.read_header(data)
         assert header.fingerprint == repository.current().fingerprint
-        for block in locallog.scan_blocks(data, header):
+        for block in layout.scan_blocks(data, header):
             pos = 0
             for _ in range(block.count):
                 record, pos = _fastavro(block.data, pos)

@@ -28,11 +28,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from recorder.kube.client import ssl_context
 from recorder.kube.config import load_config
 from replayer.importer import read_capture
-from replayer.sources.kafka import decode_value
-from replayer.sources.locallog import LocalLogSource
-from schemas import codec, locallog
+from transports.kafka.source import decode_value
+from transports.locallog.source import LocalLogSource
+from schemas import codec
+from transports.locallog import layout
 from schemas.errors import KtraceError, Unreadable
-from schemas.framing import FingerprintFraming, ValueDecoder
+from transports.kafka.framing import FingerprintFraming, ValueDecoder
 from schemas.redaction import Redactor
 from tests.replayer_data import DATA, recording
 
@@ -80,9 +81,9 @@ def mutate(data: bytes, changes: list[Mutation]) -> tuple[bytes, int]:
 
 # --- the local-log reader --------------------------------------------------------------------
 
-def _records_by_block(data: bytes) -> list[tuple[locallog.Block, list[dict]]]:
-    header = locallog.read_header(data)
-    source_blocks = [b for b in locallog.scan_blocks(data, header) if isinstance(b, locallog.Block)]
+def _records_by_block(data: bytes) -> list[tuple[layout.Block, list[dict]]]:
+    header = layout.read_header(data)
+    source_blocks = [b for b in layout.scan_blocks(data, header) if isinstance(b, layout.Block)]
     decoded = []
     for block in source_blocks:
         records, pos = [], 0
@@ -97,17 +98,17 @@ ORIGINAL_BLOCKS = _records_by_block(SEGMENT)
 
 
 def _block_end(data: bytes, position: int) -> int:
-    count, cursor = locallog.read_long(data, position)
-    length, cursor = locallog.read_long(data, cursor)
-    return cursor + length + locallog.SYNC_SIZE
+    count, cursor = layout.read_long(data, position)
+    length, cursor = layout.read_long(data, cursor)
+    return cursor + length + layout.SYNC_SIZE
 
 
 def _read(data: bytes) -> list:
-    with _file(locallog.segment_name(0), data) as path:
+    with _file(layout.segment_name(0), data) as path:
         root = Path(path).parent
         topic = root / "ktrace.pods"
         topic.mkdir()
-        Path(path).rename(topic / locallog.segment_name(0))
+        Path(path).rename(topic / layout.segment_name(0))
         return list(LocalLogSource(str(root)).read(["ktrace.pods"]))
 
 
@@ -129,18 +130,18 @@ def test_local_log_reader_reports_every_unreadable_byte_and_keeps_what_precedes(
 def _assert_every_byte_accounted_for(data: bytes, read: list) -> None:
     """Delivered blocks and reported ranges tile the segment from its data to its end."""
     damage = [d for d in read if d.record is None]
-    if damage and locallog.split_position(damage[0].offset)[1] == 0:  # the whole segment
+    if damage and layout.split_position(damage[0].offset)[1] == 0:  # the whole segment
         assert len(read) == 1 and damage[0].error.nbytes == len(data)
-        assert damage[0].error.end_offset == locallog.make_position(1, 0, 0)
+        assert damage[0].error.end_offset == layout.make_position(1, 0, 0)
         return
     spans: list[tuple[int, int]] = []
     for d in read:
-        start = locallog.split_position(d.offset)[1]
+        start = layout.split_position(d.offset)[1]
         if d.record is None:
-            spans.append((start, locallog.split_position(d.error.end_offset)[1]))
+            spans.append((start, layout.split_position(d.error.end_offset)[1]))
         elif not spans or spans[-1][0] != start:
             spans.append((start, _block_end(data, start)))
-    position = locallog.read_header(data).data_start if spans else len(data)
+    position = layout.read_header(data).data_start if spans else len(data)
     for start, end in spans:
         assert start == position, (start, position)
         position = end

@@ -9,11 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db
 from replayer.replay import replay
-from replayer.sources.locallog import LocalLogSource
-from schemas import locallog
+from transports.locallog.source import LocalLogSource
+from transports.locallog import layout
 from schemas.errors import Retained
 from tests import samples
 from tests.replayer_data import rows
@@ -29,7 +29,7 @@ def _write(directory: Path, count: int, **retention) -> None:
 def test_retention_removes_whole_oldest_segments_and_reports_an_unseen_stretch(tmp_path):
     log = tmp_path / "log"
     _write(log, 2_000, retention_bytes=20 * 1024)
-    kept = locallog.list_segments(str(log / "t.pods"))
+    kept = layout.list_segments(str(log / "t.pods"))
     total = sum(os.path.getsize(p) for _, p in kept)
     assert kept[0][0] > 0 and total <= 20 * 1024 + 4 * 1024 + 2 * 1024  # one segment of slack
     read = list(LocalLogSource(str(log)).read(["t.pods"]))
@@ -49,16 +49,16 @@ def test_retention_removes_whole_oldest_segments_and_reports_an_unseen_stretch(t
 def test_retention_by_age_keeps_the_segment_being_written(tmp_path):
     log = tmp_path / "log"
     _write(log, 600)
-    for _, path in locallog.list_segments(str(log / "t.pods")):
+    for _, path in layout.list_segments(str(log / "t.pods")):
         os.utime(path, (0, 0))  # written long ago
     _write(log, 600, retention_age_s=3600)
-    kept = locallog.list_segments(str(log / "t.pods"))
+    kept = layout.list_segments(str(log / "t.pods"))
     assert kept[0][0] > 0 and all(os.path.getmtime(p) > 0 for _, p in kept)
 
 
 FULL_DISK = textwrap.dedent("""
     import resource, signal, sys
-    from recorder.sinks.locallog import LocalLogSink
+    from transports.locallog.sink import LocalLogSink
     from schemas.errors import TransportError
     from tests import samples
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # let writes fail with EFBIG instead

@@ -13,14 +13,14 @@ from recorder import informer as inf
 from recorder.checkpoint import CheckpointStore
 from recorder.checkpointer import Checkpointer
 from recorder.metrics import Metrics
-from recorder.sinks import Outgoing
-from recorder.sinks.locallog import LocalLogSink
-from recorder.sinks.spooling import SpoolingSink
-from recorder.spool import Spool
+from transports.sink import Outgoing
+from transports.locallog.sink import LocalLogSink
+from recorder.spooling.sink import SpoolingSink
+from recorder.spooling.spool import Spool
 from recorder.writer import Writer
 from schemas.errors import TransportError
 from schemas.redaction import Redactor
-from tests.test_recorder_writer import TARGETS, events, read_back
+from tests.recorder_data import TARGETS, events, read_back
 
 KEY = TARGETS["pods"].key
 
@@ -125,10 +125,10 @@ def test_a_checkpoint_is_saved_only_once_its_records_are_durable(
     assert saved_at(tmp_path) == last_rv(earlier), "a checkpoint covered unacknowledged records"
 
     broker.acknowledge.set()
-    # the later ones wait for the next point
-    wait_until(lambda: saved_at(tmp_path) == last_rv(first))
+    # the later ones wait for the next point; a snapshot lands before the journal is emptied
     journal = tmp_path / "state" / f"{KEY}.journal.jsonl"
-    assert (journal.stat().st_size == 0) == (save == "snapshot")
+    wait_until(lambda: saved_at(tmp_path) == last_rv(first)
+               and (journal.stat().st_size == 0) == (save == "snapshot"))
     checkpointer.flush()
     assert saved_at(tmp_path) == last_rv(later)
     writer.sink.close()
@@ -169,7 +169,7 @@ def test_records_held_during_a_flush_behind_are_bounded_in_bytes(
     writer.handle(KEY, stream[0])
     checkpointer.mark()
     assert broker.waiting.wait(5)
-    monkeypatch.setattr("recorder.sinks.spooling.HELD_MAX_BYTES", 1)  # one record fills it
+    monkeypatch.setattr("recorder.spooling.sink.HELD_MAX_BYTES", 1)  # one record fills it
     writer.handle(KEY, stream[1])  # held
     beyond = threading.Thread(target=writer.handle, args=(KEY, stream[2]))
     beyond.start()
@@ -253,7 +253,8 @@ def test_the_last_flush_gauge_waits_for_the_acknowledgement_and_ignores_spooled_
     assert last_flush() == acknowledged, "spooled records counted as confirmed"
 
     brokers[1].acknowledge.set()
-    wait_until(lambda: writer.sink.depth()[0] == 0)
-    checkpointer.flush()  # the spool drained: every record is acknowledged again
+    # the spool drained (its last batch committed, then the sink leaves spooling)
+    wait_until(lambda: writer.sink.depth()[0] == 0 and not writer.sink.spooling)
+    checkpointer.flush()  # every record is acknowledged again
     assert last_flush() > acknowledged
     writer.sink.close()

@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from kafka.partitioner.default import murmur2
 
-from recorder.sinks.kafka import KafkaSink, connect_admin, producer_config
-from replayer.sources.kafka import KafkaSource
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.sink import KafkaSink, connect_admin, producer_config
+from transports.kafka.source import KafkaSource
+from transports.kafka.settings import KafkaSettings
 from tests import samples
 
 PARTITIONS = 6

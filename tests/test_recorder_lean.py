@@ -17,7 +17,7 @@ from recorder import informer as inf
 from recorder import lean
 from recorder.attribution import observed
 from schemas.redaction import LAST_APPLIED, REDACTED, Redactor
-from recorder.sinks import Outgoing
+from transports.sink import Outgoing
 from recorder.splice import Memo, SpanRedactor
 from recorder.writer import Writer
 from schemas import codec, topics
@@ -359,11 +359,11 @@ def test_keys_written_with_escapes_are_still_found(escape: bytes) -> None:
 def test_lean_records_replay_into_the_same_typed_tables(tmp_path: Path) -> None:
     """The replayer derives its tables from the object JSON: records without meta/facts
     load the same rows as records with them."""
-    from recorder.sinks.locallog import LocalLogSink
+    from transports.locallog.sink import LocalLogSink
     from replayer import db
     from replayer.replay import replay
-    from replayer.sources.locallog import LocalLogSource
-    from tests.test_replayer_loader import FACT_TABLES
+    from transports.locallog.source import LocalLogSource
+    from tests.replayer_data import FACT_TABLES
 
     lines = [line for path in STREAMS for line in object_lines(path)]
     tables = []

@@ -21,9 +21,9 @@ from replayer import db
 from replayer.analyses.gaps import gaps
 from replayer.loader import version_class
 from replayer.replay import replay
-from replayer.sources.kafka import KafkaSource
-from schemas.kafka_settings import KafkaSettings
-from tests.test_recorder_k8s import RESOURCES, Churn, Recorder, Watcher, deployment_lifecycle, read_kafka
+from transports.kafka.source import KafkaSource
+from transports.kafka.settings import KafkaSettings
+from tests.recorder_k8s import RESOURCES, Churn, Recorder, Watcher, deployment_lifecycle, read_kafka
 
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka]
 

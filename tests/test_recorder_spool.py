@@ -13,20 +13,20 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from recorder.deadletter import DeadLetters
+from recorder.spooling.deadletter import DeadLetters
 from recorder.metrics import Metrics
-from recorder.sinks.kafka import KafkaSink
-from recorder.sinks import Outgoing, RecordsRejected, Rejection
-from recorder.sinks.locallog import LocalLogSink
-from recorder.sinks.spooling import SpoolingSink
-from recorder.spool import Spool, SpoolFull
+from transports.kafka.sink import KafkaSink
+from transports.sink import Outgoing, RecordsRejected, Rejection
+from transports.locallog.sink import LocalLogSink
+from recorder.spooling.sink import SpoolingSink
+from recorder.spooling.spool import Spool, SpoolFull
 from replayer import db
 from replayer.replay import replay
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
 from schemas import codec, records
 from schemas.errors import TransportError
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
 from tests import samples
 
 

@@ -4,6 +4,7 @@ seq, attribution, redaction, relist diffs (GAP, INFERRED_DELETED, inferred MODIF
 from __future__ import annotations
 
 from collections import Counter
+from importlib import metadata
 from pathlib import Path
 
 import orjson
@@ -12,46 +13,10 @@ import pytest
 from recorder import informer as inf
 from recorder import lean
 from recorder.checkpoint import Checkpoint
-from recorder.kube.catalogue import Target
 from schemas.redaction import Redactor
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from recorder.writer import Writer
-from replayer.sources.locallog import LocalLogSource
-
-DATA = Path(__file__).parent / "data" / "recorder" / "deployment"
-TARGETS = {
-    "pods": Target("pods", "", "v1", "Pod", True, "capture"),
-    "replicasets": Target("replicasets", "apps", "v1", "ReplicaSet", True, "capture"),
-    "deployments": Target("deployments", "apps", "v1", "Deployment", True, "capture"),
-    "endpointslices": Target("endpointslices", "discovery.k8s.io", "v1", "EndpointSlice", True, "capture"),
-    "events": Target("events", "events.k8s.io", "v1", "Event", True, "capture"),
-}
-
-
-def lines(resource: str) -> list[bytes]:
-    return [l for l in (DATA / f"{resource}.watch.jsonl").read_bytes().split(b"\n") if l]
-
-
-def events(resource: str) -> list[inf.WatchEvent]:
-    return [inf.parse_event(l, resource) for l in lines(resource)]
-
-
-def initial_list(resource: str) -> list[inf.Item]:
-    page = orjson.loads((DATA / f"{resource}.list.json").read_bytes())
-    rv = page["metadata"]["resourceVersion"]
-    return [inf.ListStarted(rv, None, 1), *(inf.Listed(o, 1) for o in page["items"]),
-            inf.Synced(rv, len(page["items"]), 2)]
-
-
-def read_back(directory: Path) -> dict[str, list[dict]]:
-    source = LocalLogSource(str(directory))
-    try:
-        out: dict[str, list[dict]] = {}
-        for d in source.read(source.topics("t")):
-            out.setdefault(d.topic, []).append(d.record)
-        return out
-    finally:
-        source.close()
+from tests.recorder_data import DATA, TARGETS, events, initial_list, lines, read_back
 
 
 def new_writer(directory: Path, resources: list[str], checkpoints: dict | None = None) -> Writer:
@@ -180,6 +145,14 @@ def test_resumed_session_says_so(tmp_path: Path) -> None:
     start = finish(writer, tmp_path)["t.pods"][0]
     assert start["marker"]["cause"] == "resume from checkpoint"
     assert start["marker"]["fromResourceVersion"] == "300"
+
+
+def test_session_markers_carry_the_installed_version(tmp_path: Path) -> None:
+    writer = new_writer(tmp_path, ["pods"])
+    writer.start_session("x")
+    start, end = finish(writer, tmp_path)["t.pods"]
+    installed = metadata.version("ktrace")
+    assert start["marker"]["recorderVersion"] == end["marker"]["recorderVersion"] == installed
 
 
 @pytest.mark.parametrize("resource", ["pods", "deployments"])

@@ -19,16 +19,16 @@ from fastavro import schemaless_writer
 from kafka import KafkaProducer
 
 from ktrace.cli import cli
-from recorder.sinks.kafka import KafkaSink
-from replayer.sources.kafka import KafkaSource
+from transports.kafka.sink import KafkaSink
+from transports.kafka.source import KafkaSource
 from schemas import repository, topics
 from schemas.errors import KtraceError
-from schemas.framing import CONFLUENT_MAGIC, RegistryFraming, registered_schema
-from schemas.kafka_settings import KafkaSettings
-from schemas.registry import RegistryClient, RegistrySettings
+from transports.kafka.framing import CONFLUENT_MAGIC, RegistryFraming, registered_schema
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.registry import RegistryClient, RegistrySettings
 from tests import samples
 from tests.registry_consumer import consume_all
-from tests.test_recorder_k8s import Recorder, Watcher, apply_deployment, wait_ready_pods
+from tests.recorder_k8s import Recorder, Watcher, apply_deployment, wait_ready_pods
 
 pytestmark = [pytest.mark.registry, pytest.mark.kafka, pytest.mark.timeout(180)]
 

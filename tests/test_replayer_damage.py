@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from ktrace.cli import cli
 from replayer import db
 from replayer.replay import replay
-from replayer.sources.locallog import LocalLogSource
-from schemas import locallog
+from transports.locallog.source import LocalLogSource
+from transports.locallog import layout
 from tests.replayer_data import recording, rows
 
 TOPIC = "ktrace.pods"
@@ -34,7 +34,7 @@ class Segmented:
 
     root: Path
     segments: list[Path]
-    blocks: list[list[locallog.Block]]
+    blocks: list[list[layout.Block]]
 
     def records(self, segment: int) -> int:
         return sum(b.count for b in self.blocks[segment])
@@ -44,18 +44,18 @@ def _split_pods(root: Path) -> Segmented:
     topic_dir = root / TOPIC
     (original,) = topic_dir.glob("*.avro")
     data = original.read_bytes()
-    header = locallog.read_header(data)
-    blocks = list(locallog.scan_blocks(data, header))
+    header = layout.read_header(data)
+    blocks = list(layout.scan_blocks(data, header))
     # Segment 1 starts with block 7: it holds the DELETED of the three web-6848dfbcdb pods
     # whose deletion was requested in block 6, so damage there hides their fate.
     thirds = [blocks[:7], blocks[7:13], blocks[13:]]
     original.unlink()
     paths = []
     for index, part in enumerate(thirds):
-        path = topic_dir / locallog.segment_name(index)
+        path = topic_dir / layout.segment_name(index)
         path.write_bytes(data[: header.data_start] + data[part[0].position: part[-1].end])
         paths.append(path)
-    rebased = [list(locallog.scan_blocks(p.read_bytes(), header)) for p in paths]
+    rebased = [list(layout.scan_blocks(p.read_bytes(), header)) for p in paths]
     return Segmented(root, paths, rebased)
 
 
@@ -114,7 +114,7 @@ def test_truncated_newest_segment_of_an_open_writer_is_tolerated(copy, tmp_path,
     whole = newest.read_bytes()
     newest.write_bytes(whole[: (last.position + last.end) // 2])  # a block being written
     with open(newest, "rb") as writer:
-        locallog.lock_for_writing(writer)
+        layout.lock_for_writing(writer)
         con = _load(copy, tmp_path)
         assert _pods_loaded(con) == _pods_loaded(recorded) - last.count
         assert _ranges(con) == [] and rows(con, "SELECT count(*) FROM gaps WHERE type = "
@@ -132,8 +132,8 @@ def test_truncated_closed_segment(copy, tmp_path, recorded):
     con = _load(copy, tmp_path)
     assert _pods_loaded(con) == _pods_loaded(recorded) - copy.records(1)
     ((start, end, nbytes, cause),) = _ranges(con)
-    assert (start, end) == (locallog.make_position(1, first.position, 0),
-                            locallog.make_position(1, cut, 0))
+    assert (start, end) == (layout.make_position(1, first.position, 0),
+                            layout.make_position(1, cut, 0))
     assert nbytes == cut - first.position and cause.startswith("torn tail")
     _damaged_stretch(con, start, end)
     _stuck_for_the_gap(con, recorded)
@@ -144,7 +144,7 @@ def test_corrupt_segment_header(copy, tmp_path, recorded):
     _flip(copy.segments[1], 0, 4)  # the magic: not a container file any more
     con = _load(copy, tmp_path)
     assert _pods_loaded(con) == _pods_loaded(recorded) - copy.records(1)
-    assert _ranges(con) == [(locallog.make_position(1, 0, 0), locallog.make_position(2, 0, 0),
+    assert _ranges(con) == [(layout.make_position(1, 0, 0), layout.make_position(2, 0, 0),
                              copy.segments[1].stat().st_size,
                              "segment 0000000001.avro: not an Avro object container file")]
     _damaged_stretch(con, *_ranges(con)[0][:2])
@@ -158,8 +158,8 @@ def test_flipped_bits_mid_block(copy, tmp_path, recorded):
     con = _load(copy, tmp_path)
     assert _pods_loaded(con) == _pods_loaded(recorded) - block.count
     ((start, end, nbytes, cause),) = _ranges(con)
-    assert (start, end, nbytes) == (locallog.make_position(1, block.position, 0),
-                                    locallog.make_position(1, block.end, 0),
+    assert (start, end, nbytes) == (layout.make_position(1, block.position, 0),
+                                    layout.make_position(1, block.end, 0),
                                     block.end - block.position)
     assert cause.startswith("corrupt block")
     _damaged_stretch(con, start, end)
@@ -171,7 +171,7 @@ def test_deleted_middle_segment(copy, tmp_path, recorded):
     copy.segments[1].unlink()
     con = _load(copy, tmp_path)
     assert _pods_loaded(con) == _pods_loaded(recorded) - copy.records(1)
-    assert _ranges(con) == [(locallog.make_position(1, 0, 0), locallog.make_position(2, 0, 0),
+    assert _ranges(con) == [(layout.make_position(1, 0, 0), layout.make_position(2, 0, 0),
                              None, "segment 0000000001.avro missing")]
     _damaged_stretch(con, *_ranges(con)[0][:2])
     _stuck_for_the_gap(con, recorded)
@@ -182,7 +182,7 @@ def test_zero_length_segment(copy, tmp_path, recorded):
     os.truncate(copy.segments[1], 0)
     con = _load(copy, tmp_path)
     assert _pods_loaded(con) == _pods_loaded(recorded) - copy.records(1)
-    assert _ranges(con) == [(locallog.make_position(1, 0, 0), locallog.make_position(2, 0, 0),
+    assert _ranges(con) == [(layout.make_position(1, 0, 0), layout.make_position(2, 0, 0),
                              0, "segment 0000000001.avro is empty")]
     _damaged_stretch(con, *_ranges(con)[0][:2])
     _stuck_for_the_gap(con, recorded)

@@ -11,7 +11,7 @@ from datetime import datetime
 from replayer import db
 from replayer.analyses.timeline import timeline
 from replayer.loader import Loader
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.replayer_data import recording, rows
 
 PROBLEMS = ("SELECT kind, namespace, name, problem, top_cause, [c.cause FOR c IN causes] "

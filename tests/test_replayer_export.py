@@ -14,7 +14,7 @@ from replayer.analyses.races import races
 from replayer.analyses.stuck import stuck
 from replayer.export import ExportError, export_parquet, open_parquet
 from replayer.replay import replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.replayer_data import recording, rows
 
 

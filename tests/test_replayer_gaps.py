@@ -8,7 +8,7 @@ from pathlib import Path
 
 from replayer import db
 from replayer.replay import replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.replayer_data import recording, rows
 
 TOPICS = ["daemonsets", "deployments", "endpointslices", "events", "jobs", "leases",

@@ -16,19 +16,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db, typed
 from replayer.loader import Loader, RecordFilter
 from replayer.replay import replay
-from replayer.sources import Delivery, DeliveryRun
-from replayer.sources.locallog import LocalLogSource
+from transports.source import Delivery, DeliveryRun
+from transports.locallog.source import LocalLogSource
 from schemas.errors import DecodeError
-from tests.replayer_data import recording, rows
-
-FACT_TABLES = ["raw_events", "owner_refs", "pods", "containers", "conditions", "endpoints",
-               "k8s_events", "nodes", "taints", "leases", "workloads", "volumes", "namespaces",
-               "markers", "load_positions", "object_versions", "endpoint_membership",
-               "pod_transitions", "pod_lifecycle", "session_topics", "sequence_holes"]
+from tests.replayer_data import FACT_TABLES, recording, rows
 
 
 def snapshot(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
@@ -148,7 +143,7 @@ KILLER = textwrap.dedent("""
     import os, signal, sys
     from replayer import db, typed
     from replayer.loader import Loader
-    from replayer.sources.locallog import LocalLogSource
+    from transports.locallog.source import LocalLogSource
 
     def dying(deliveries, after):
         for n, d in enumerate(deliveries):

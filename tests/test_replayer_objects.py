@@ -17,7 +17,7 @@ from replayer.analyses.state import state
 from replayer.analyses.stuck import stuck
 from replayer.objects import ObjectUnavailable
 from replayer.replay import import_captures, replay
-from replayer.sources.locallog import LocalLogSource
+from transports.locallog.source import LocalLogSource
 from tests.replayer_data import captures, recording, rows
 
 POD_RECORDS = ("SELECT event_id, topic, \"offset\" FROM raw_events WHERE kind = 'Pod' "

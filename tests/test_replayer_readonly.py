@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
-from recorder.sinks.locallog import LocalLogSink
+from transports.locallog.sink import LocalLogSink
 from tests.replayer_data import recording
-from tests.test_replayer_transports import _wait_for_line, recorded_records, start_follower
+from tests.follower import start_follower, wait_for_line
+from tests.replayer_data import recorded_records
 
 ANALYSES = [["stuck"], ["races"], ["gaps"], ["timeline", "held"],
             ["query", "SELECT count(*) FROM raw_events"], ["state", "--at", "2026-11-30T07:13:00Z"]]
@@ -98,7 +99,7 @@ def test_analyses_answer_beside_a_follower(tmp_path: Path):
     sink.flush()
     follower, lines = start_follower(log, path)
     try:
-        _wait_for_line(lines, "caught up: 300 records loaded")
+        wait_for_line(lines, "caught up: 300 records loaded")
         counts = []
         for topic, record in records[300:306]:
             sink.send(topic, record)
@@ -113,7 +114,7 @@ def test_analyses_answer_beside_a_follower(tmp_path: Path):
         for topic, record in records[306:]:
             sink.send(topic, record)
         sink.flush()
-        _wait_for_line(lines, "caught up: 510 records loaded")
+        wait_for_line(lines, "caught up: 510 records loaded")
     finally:
         follower.send_signal(signal.SIGINT)
         out, _ = follower.communicate(timeout=60)

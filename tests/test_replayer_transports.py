@@ -3,35 +3,25 @@ loading the recorded local log directly."""
 
 from __future__ import annotations
 
-import os
-import queue
 import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from recorder.sinks.kafka import KafkaSink
-from recorder.sinks.locallog import LocalLogSink
+from transports.kafka.sink import KafkaSink
+from transports.locallog.sink import LocalLogSink
 from replayer import db
 from replayer.objects import ObjectUnavailable, objects_of
 from replayer.replay import replay
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
+from transports.kafka.settings import KafkaSettings
 from schemas.topics import resource_of
-from tests.replayer_data import recording, rows
+from tests.follower import rest_of, start_follower, wait_for_line
+from tests.replayer_data import recorded_records, recording, rows
 
 CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received_at, object "
            "FROM raw_events ORDER BY session, resource, seq")
-
-
-def recorded_records(scenario: str = "scenarios") -> list[tuple[str, dict]]:
-    source = LocalLogSource(recording(scenario))
-    return [(d.topic, d.record) for d in source.read(source.topics("ktrace"))]
 
 
 @pytest.mark.kafka
@@ -77,51 +67,6 @@ def _objects_by_sequence(con) -> dict[tuple, bytes | None]:
     return {ids[i]: o for i, o in fetched.items()}
 
 
-def _wait_for_line(lines: "queue.Queue[str]", wanted: str, timeout: float = 120) -> None:
-    """Wait for the follower's catch-up report ``wanted`` on its stderr, or fail."""
-    deadline, seen = time.monotonic() + timeout, []
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            seen.append(lines.get(timeout=left).strip())
-        except queue.Empty:
-            break
-        if seen[-1] == wanted:
-            return
-    raise AssertionError(f"follower never reported {wanted!r}; it said {seen}")
-
-
-def _lines_of(stream) -> "queue.Queue[str]":
-    lines: queue.Queue[str] = queue.Queue()
-
-    def read() -> None:
-        for line in stream:
-            lines.put(line)
-        lines.put(END_OF_STREAM)
-    threading.Thread(target=read, daemon=True).start()
-    return lines
-
-
-END_OF_STREAM = ""  # what _lines_of puts after the stream's last line (no real line is empty)
-
-
-def _rest_of(lines: "queue.Queue[str]", timeout: float = 30) -> list[str]:
-    """The lines still to come, up to the end of the stream."""
-    rest = []
-    while (line := lines.get(timeout=timeout)) != END_OF_STREAM:
-        rest.append(line.strip())
-    return rest
-
-
-def start_follower(log: Path, path: str) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
-    """`ktrace replay LOG --db PATH --follow` as a process, and its stderr lines."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    follower = subprocess.Popen(
-        [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
-         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
-    return follower, _lines_of(follower.stderr)
-
-
 def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     records = recorded_records()
     log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
@@ -131,17 +76,17 @@ def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     sink.flush()
     follower, lines = start_follower(log, path)
     try:
-        _wait_for_line(lines, "caught up: 200 records loaded")
+        wait_for_line(lines, "caught up: 200 records loaded")
         for topic, record in records[200:]:
             sink.send(topic, record)
         sink.flush()
-        _wait_for_line(lines, "caught up: 510 records loaded")
+        wait_for_line(lines, "caught up: 510 records loaded")
     finally:
         follower.send_signal(signal.SIGINT)
         follower.wait(timeout=60)  # not communicate(): the line reader owns stderr
         follower.stdout.close()
         sink.close()
-    said = _rest_of(lines)  # the summary goes to stderr, beside the progress
+    said = rest_of(lines)  # the summary goes to stderr, beside the progress
     assert follower.returncode == 0, said
     assert any("loaded 510 of 510 records" in line for line in said), said
     assert rows(db.open_db(path), "SELECT count(*) FROM raw_events") == [(510,)]

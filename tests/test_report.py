@@ -15,7 +15,7 @@ from ktrace.commands.replay import demo_recording
 from replayer.report.lanes import STEPS_DRAWN_ELSEWHERE
 from tests.replayer_data import recording
 from tests.report_data import ktrace, query
-from tests.test_replayer_sessions import Session, load, web_service
+from tests.sessions_data import Session, load, web_service
 
 
 def test_the_perfetto_trace_has_one_track_per_pod_of_complete_ordered_slices(

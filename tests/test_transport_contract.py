@@ -12,15 +12,17 @@ from typing import Callable
 import pytest
 from kafka import KafkaProducer
 
-from recorder.sinks import Sink
-from recorder.sinks.kafka import KafkaSink
-from recorder.sinks.locallog import LocalLogSink
-from replayer.sources import Delivery, Source
-from replayer.sources.kafka import KafkaSource
-from replayer.sources.locallog import LocalLogSource
-from schemas import codec, framing, locallog, repository, topics
+from transports.sink import Sink
+from transports.kafka.sink import KafkaSink
+from transports.locallog.sink import LocalLogSink
+from transports.source import Delivery, Source
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
+from schemas import codec, repository, topics
+from transports.kafka import framing
+from transports.locallog import layout
 from schemas.errors import TransportError, Unreadable
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
 from tests import samples
 
 
@@ -42,11 +44,11 @@ def _local(tmp_path) -> Transport:
     def inject_raw(topic: str, key: bytes, body: bytes, fingerprint: bytes) -> None:
         """A segment of one record from another writer, as if it had been appended."""
         topic_dir = os.path.join(directory, topic)
-        index = locallog.list_segments(topic_dir)[-1][0] + 1
-        sync = os.urandom(locallog.SYNC_SIZE)
-        with open(os.path.join(topic_dir, locallog.segment_name(index)), "xb") as fh:
-            fh.write(locallog.encode_header(b'"bytes"', fingerprint, sync))
-            fh.write(locallog.encode_block([body], sync))
+        index = layout.list_segments(topic_dir)[-1][0] + 1
+        sync = os.urandom(layout.SYNC_SIZE)
+        with open(os.path.join(topic_dir, layout.segment_name(index)), "xb") as fh:
+            fh.write(layout.encode_header(b'"bytes"', fingerprint, sync))
+            fh.write(layout.encode_block([body], sync))
 
     return Transport("local", "t", lambda: LocalLogSink(directory, block_records=256),
                      lambda: LocalLogSource(directory), inject_raw)
@@ -179,7 +181,7 @@ def test_records_at_gives_each_positions_record_near_or_far_apart(transport, mon
     """Fetches by position (objects not stored in the database): several offsets of a
     partition in one call, read in stretches (a small gap here makes several), each its
     record; a position past the end is None."""
-    monkeypatch.setattr("replayer.sources.kafka.POSITION_GAP", 20)
+    monkeypatch.setattr("transports.kafka.source.POSITION_GAP", 20)
     _write(transport, samples.interleaved(600, keys=1))  # one key: one partition
     read = _read(transport)
     picked = [read[i] for i in (0, 1, 2, 30, 31, 300, 599)]
@@ -273,7 +275,7 @@ def test_local_log_torn_tail_of_a_crash_is_reported_and_the_writer_continues(tmp
     assert [d.record["seq"] for d in read if d.record] == list(range(512))
     (torn,) = [d.error for d in read if d.error]
     assert isinstance(torn, Unreadable) and torn.cause.startswith("torn tail")
-    assert torn.nbytes == size - 100 - locallog.split_position(read[-1].offset)[1]
+    assert torn.nbytes == size - 100 - layout.split_position(read[-1].offset)[1]
     _write(transport, records[600:])  # the torn segment stays as it is; a new one follows
     assert os.path.getsize(path) == size - 100
     again = _read(transport)
@@ -288,7 +290,7 @@ def test_local_log_tail_of_a_live_writer_is_not_damage(tmp_path):
         sink.send("t.pods", record)
     path = _segment(tmp_path)
     with open(path, "ab") as fh:  # half a block, as a reader may catch a write in progress
-        fh.write(locallog.encode_block([os.urandom(500)], os.urandom(16))[:60])
+        fh.write(layout.encode_block([os.urandom(500)], os.urandom(16))[:60])
     read = list(LocalLogSource(directory).read(["t.pods"]))
     assert [d.record["seq"] for d in read] == list(range(200))
     sink._writers["t.pods"].file.close()  # the writer dies: the kernel drops its lock
@@ -302,8 +304,8 @@ def test_local_log_corrupt_block_is_reported_and_later_blocks_still_decode(tmp_p
     path = _segment(tmp_path)
     with open(path, "rb") as fh:
         data = bytearray(fh.read())
-    header = locallog.read_header(bytes(data))
-    second = list(locallog.scan_blocks(bytes(data), header))[1]
+    header = layout.read_header(bytes(data))
+    second = list(layout.scan_blocks(bytes(data), header))[1]
     middle = (second.position + second.end) // 2
     data[middle:middle + 64] = os.urandom(64)  # flipped bits inside the compressed records
     with open(path, "wb") as fh:
@@ -311,7 +313,7 @@ def test_local_log_corrupt_block_is_reported_and_later_blocks_still_decode(tmp_p
     read = _read(transport)
     errors = [d for d in read if d.error]
     assert len(errors) == 1 and "corrupt block" in str(errors[0].error)
-    assert errors[0].where() == f"t.pods/0@{locallog.make_position(0, second.position, 0)}"
+    assert errors[0].where() == f"t.pods/0@{layout.make_position(0, second.position, 0)}"
     seqs = [d.record["seq"] for d in read if d.record]
     assert seqs == list(range(256)) + list(range(512, 768))
 

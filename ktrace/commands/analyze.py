@@ -33,8 +33,8 @@ from schemas.errors import KtraceError
 if TYPE_CHECKING:
     from replayer.analyses.report import Section
     from replayer.replay import Summary
-    from replayer.sources import Source
-    from schemas.kafka_settings import KafkaSettings
+    from transports.source import Source
+    from transports.kafka.settings import KafkaSettings
 
 DEFAULT_DB = "ktrace.duckdb"
 

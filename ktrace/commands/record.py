@@ -12,7 +12,7 @@ from recorder.kube.catalogue import CATALOGUE, DEFAULT_KINDS
 from recorder.settings import DEFAULT_OUT, DEFAULT_SPOOL_BYTES
 
 if TYPE_CHECKING:
-    from schemas.kafka_settings import KafkaSettings
+    from transports.kafka.settings import KafkaSettings
 
 OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 

@@ -26,7 +26,7 @@ from schemas.errors import KtraceError
 if TYPE_CHECKING:
     from replayer.loader import LoadStats
     from replayer.replay import Summary
-    from schemas.kafka_settings import KafkaSettings
+    from transports.kafka.settings import KafkaSettings
 
 
 @contextmanager
@@ -236,7 +236,7 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
     from replayer.analyses.report import findings
     from replayer.replay import replay as run_replay
     from replayer.report.files import write_reports
-    from replayer.sources.locallog import LocalLogSource
+    from transports.locallog.source import LocalLogSource
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     path = db_path or demo_db_path()

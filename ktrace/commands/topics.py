@@ -11,21 +11,20 @@ from ktrace.options import kafka_options
 from ktrace import views
 from ktrace.output import Answer, emit, output_option
 from schemas.errors import KtraceError
+from transports import locator
 
 if TYPE_CHECKING:
-    from replayer.sources import Source
-    from schemas.kafka_settings import KafkaSettings
+    from transports.source import Source
+    from transports.kafka.settings import KafkaSettings
 
 
 def open_source(directory: str | None, kafka: KafkaSettings | None) -> Source:
-    """The local log or the broker (imported here: Kafka's client is slow to import)."""
+    """The source the command line names: the broker (--kafka) or a local log DIRECTORY."""
     if kafka is not None:
-        from replayer.sources.kafka import KafkaSource
-        return KafkaSource(kafka)
+        return locator.open_source(locator.KAFKA + kafka.bootstrap, kafka)
     if directory is None:
         raise click.UsageError("give a local log DIRECTORY or --kafka BOOTSTRAP")
-    from replayer.sources.locallog import LocalLogSource
-    return LocalLogSource(directory)
+    return locator.open_source(locator.LOCAL + directory)
 
 
 def require_topics(source: Source, prefix: str, where: str) -> list[str]:

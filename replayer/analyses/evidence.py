@@ -10,7 +10,7 @@ import duckdb
 
 from replayer.analyses.record_ids import RECORD_ID_SQL, UnknownEvidence, event_id_of
 from replayer.objects import object_json, parsed
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
 
 #: typed tables keyed by event_id whose rows describe the record's object
 FACT_TABLES = ("pods", "containers", "conditions", "endpoints", "k8s_events", "nodes",

@@ -8,7 +8,7 @@ import duckdb
 
 from replayer.analyses import Rows, fetch
 from replayer.objects import objects_of, parsed
-from schemas.kafka_settings import KafkaSettings
+from transports.kafka.settings import KafkaSettings
 from schemas.kinds import kind_name
 
 

@@ -8,8 +8,8 @@ failed producer is closed in the background and a drainer thread delivers the sp
 a fresh one, then switches back to direct sends. A full spool blocks ``send``: the recorder
 stops reading watches instead of dropping records. A record the broker rejects for a reason
 retrying cannot cure is tried once more on its own (a batch-level refusal may have been
-about its neighbours) and then dead-lettered (``recorder.deadletter``): kept beside the spool,
-replaced by a marker, and recording goes on.
+about its neighbours) and then dead-lettered (``deadletter``): kept beside the spool, replaced
+by a marker, and recording goes on.
 
 A flush behind (``flush_behind``) waits for the broker in a thread of its own: meanwhile
 ``send`` keeps records in memory rather than in the producer (whose flush waits for all it
@@ -24,11 +24,11 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
-from recorder.deadletter import DeadLetters
-from recorder.sinks import Outgoing, RecordsRejected, Rejection, Sink
-from recorder.spool import Entry, Spool, SpoolFull
+from recorder.spooling.deadletter import DeadLetters
+from recorder.spooling.spool import Entry, Spool, SpoolFull
 from schemas import codec
 from schemas.codec import Record
+from transports.sink import Outgoing, RecordsRejected, Rejection, Sink
 
 log = logging.getLogger(__name__)
 

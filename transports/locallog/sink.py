@@ -1,7 +1,7 @@
-"""The local log sink: Avro container segments per topic in a directory (see
-schemas.locallog for the layout). Records are written in whole blocks so concurrent readers
-never see half a record; the segment being appended is locked (``flock``) so readers can tell
-its growing tail from a torn one. A segment a crash left torn is kept as it is, the evidence
+"""The local log sink: Avro container segments per topic in a directory (see ``layout`` for
+the bytes). Records are written in whole blocks so concurrent readers never see half a
+record; the segment being appended is locked (``flock``) so readers can tell its growing
+tail from a torn one. A segment a crash left torn is kept as it is, the evidence
 replay reports, and writing continues in a new segment.
 
 Retention (``retention_bytes`` per topic, ``retention_age_s``) removes whole closed segments,
@@ -18,10 +18,11 @@ import os
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable
 
-from recorder.sinks import Outgoing
-from schemas import codec, locallog, repository
+from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
+from transports.locallog import layout
+from transports.sink import Outgoing
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class LocalLogSink:
     def _open_topic(self, topic: str) -> _TopicWriter:
         topic_dir = os.path.join(self._directory, topic)
         os.makedirs(topic_dir, exist_ok=True)
-        segments = locallog.list_segments(topic_dir)
+        segments = layout.list_segments(topic_dir)
         if segments:
             index, path = segments[-1]
             writer = self._reopen(topic_dir, index, path)
@@ -113,7 +114,7 @@ class LocalLogSink:
 
     def _reopen(self, topic_dir: str, index: int, path: str) -> _TopicWriter | None:
         """Append to the last segment if it is whole and of the current schema."""
-        length, header, damage = locallog.good_length(path)
+        length, header, damage = layout.good_length(path)
         if header is None and length == 0 and os.path.getsize(path) < _header_size():
             os.remove(path)  # a header torn while being written held no records
             return self._create(topic_dir, index)
@@ -124,17 +125,17 @@ class LocalLogSink:
         if header is None or header.fingerprint != repository.current().fingerprint:
             return None
         file = open(path, "r+b", buffering=0)
-        locallog.lock_for_writing(file)
+        layout.lock_for_writing(file)
         file.seek(length)
         return _TopicWriter(topic_dir, index, file, header.sync, length)
 
     def _create(self, topic_dir: str, index: int) -> _TopicWriter:
         current = repository.current()
-        sync = os.urandom(locallog.SYNC_SIZE)
-        header = locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint, sync)
-        path = os.path.join(topic_dir, locallog.segment_name(index))
+        sync = os.urandom(layout.SYNC_SIZE)
+        header = layout.encode_header(layout.schema_json(current.schema), current.fingerprint, sync)
+        path = os.path.join(topic_dir, layout.segment_name(index))
         file = open(path, "xb", buffering=0)
-        locallog.lock_for_writing(file)
+        layout.lock_for_writing(file)
         try:
             _write_all(file, header)
         except OSError as exc:  # a torn header holds no record: the next start removes it
@@ -145,8 +146,8 @@ class LocalLogSink:
     def _write_block(self, writer: _TopicWriter) -> None:
         if writer.size >= self._max_segment_bytes:
             self._rotate(writer)
-            locallog.apply_retention(writer.directory, writer.segment, *self._retention)
-        block = locallog.encode_block(writer.pending, writer.sync)
+            layout.apply_retention(writer.directory, writer.segment, *self._retention)
+        block = layout.encode_block(writer.pending, writer.sync)
         try:
             _write_all(writer.file, block)
         except OSError as exc:
@@ -170,8 +171,8 @@ class LocalLogSink:
 def _header_size() -> int:
     """Bytes of a current segment header: a smaller file with no header holds no records."""
     current = repository.current()
-    return len(locallog.encode_header(locallog.schema_json(current.schema), current.fingerprint,
-                                      bytes(locallog.SYNC_SIZE)))
+    return len(layout.encode_header(layout.schema_json(current.schema), current.fingerprint,
+                                      bytes(layout.SYNC_SIZE)))
 
 
 def _write_all(file: BinaryIO, data: bytes) -> None:

@@ -18,10 +18,10 @@ from typing import Callable
 
 import orjson
 
-from recorder.sinks import Rejection
 from schemas import codec
 from schemas.codec import Record
 from schemas.records import marker_record
+from transports.sink import Rejection
 
 log = logging.getLogger(__name__)
 

@@ -1,23 +1,23 @@
 """How to reach a Kafka cluster: the connection options both sides accept (TLS, SASL, and
-the Schema Registry beside it), named for either client: kafka-python (the replayer's
-consumer) and confluent-kafka / librdkafka (the recorder's producer)."""
+the Schema Registry beside it), as librdkafka properties (confluent-kafka's producer, admin
+client and consumer)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.registry import RegistrySettings
+from transports.kafka.registry import RegistrySettings
 
-#: Each optional setting: (field, kafka-python keyword, librdkafka property).
-OPTIONAL = (
-    ("sasl_mechanism", "sasl_mechanism", "sasl.mechanisms"),
-    ("sasl_username", "sasl_plain_username", "sasl.username"),
-    ("sasl_password", "sasl_plain_password", "sasl.password"),
-    ("ssl_cafile", "ssl_cafile", "ssl.ca.location"),
-    ("ssl_certfile", "ssl_certfile", "ssl.certificate.location"),
-    ("ssl_keyfile", "ssl_keyfile", "ssl.key.location"),
-)
+#: Each optional setting: field → librdkafka property.
+OPTIONAL = {
+    "sasl_mechanism": "sasl.mechanisms",
+    "sasl_username": "sasl.username",
+    "sasl_password": "sasl.password",
+    "ssl_cafile": "ssl.ca.location",
+    "ssl_certfile": "ssl.certificate.location",
+    "ssl_keyfile": "ssl.key.location",
+}
 
 
 #: librdkafka's first wait before connecting again (doubled, with jitter, up to its
@@ -43,31 +43,18 @@ class KafkaSettings:
     #: A Confluent-compatible Schema Registry: the recorder writes the Confluent framing.
     schema_registry: RegistrySettings | None = None
 
-    def client_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments every kafka-python client takes."""
-        kwargs: dict[str, Any] = {
-            "bootstrap_servers": self.bootstrap.split(","),
-            "security_protocol": self.security_protocol,
-            "client_id": self.client_id,
-            "request_timeout_ms": self.request_timeout_ms,
-        }
-        return kwargs | self._optional(1)
-
     def librdkafka_config(self) -> dict[str, Any]:
-        """The same options as librdkafka properties (confluent-kafka's clients)."""
+        """The connection options as librdkafka properties (confluent-kafka's clients)."""
         config: dict[str, Any] = {
             "bootstrap.servers": self.bootstrap,
             "security.protocol": self.security_protocol,
             "client.id": self.client_id,
             "reconnect.backoff.ms": RECONNECT_BACKOFF_MS,
         }
-        return config | self._optional(2)
+        given = ((name, getattr(self, field)) for field, name in OPTIONAL.items())
+        return config | {name: value for name, value in given if value is not None}
 
     @property
     def request_timeout_ms(self) -> int:
         """How long a request may wait for its answer: well past the connect timeout."""
         return int(max(self.connect_timeout_s, 5) * 1000) + 20_000
-
-    def _optional(self, column: int) -> dict[str, Any]:
-        given = ((names[column], getattr(self, names[0])) for names in OPTIONAL)
-        return {name: value for name, value in given if value is not None}

@@ -1,4 +1,4 @@
-"""Where the replayer reads records from: a Kafka cluster or a local log directory.
+"""What the replayer reads records from: a Kafka cluster or a local log directory.
 
 Both yield Deliveries in log order per (topic, partition), each with the position a loader
 stores to resume, and a DecodeError instead of a record when the bytes were bad, so one bad
@@ -62,7 +62,7 @@ class TopicSummary:
 
 class Source(Protocol):
     #: Where the source is, as the ``sources`` table names it: ``local:<directory>`` or
-    #: ``kafka:<bootstrap>``; ``objects.open_locator`` opens it again to fetch a record.
+    #: ``kafka:<bootstrap>``; ``transports.locator.open_source`` opens it again to fetch a record.
     locator: str
 
     def record_at(self, topic: str, partition: int, offset: int) -> Record | None:

@@ -8,13 +8,14 @@ import os
 import time
 from typing import Iterator, Mapping, Sequence
 
-from replayer.sources import Delivery, DeliveryRun, PartitionKey, TopicSummary
-from schemas import codec, envelope, locallog
+from schemas import codec, envelope
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
+from transports import locator
+from transports.locallog import layout
+from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
-LOCATOR_PREFIX = "local:"
 _RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 
 
@@ -22,26 +23,26 @@ class LocalLogSource:
     def __init__(self, directory: str) -> None:
         if not os.path.isdir(directory):
             raise TransportError(f"no local log at {directory}: not a directory")
-        if locallog.list_segments(directory):
+        if layout.list_segments(directory):
             parent = os.path.dirname(os.path.abspath(directory))
             raise TransportError(f"{directory} is one topic's directory (it holds segments); "
                                  f"give the local log's root, {parent}")
         self._directory = directory
-        self.locator = LOCATOR_PREFIX + os.path.realpath(directory)
+        self.locator = locator.LOCAL + os.path.realpath(directory)
 
     def record_at(self, topic: str, partition: int, offset: int) -> codec.Record | None:
         """The record at ``offset``: its block (mapped, not read: one page-in), decompressed
         and read up to the record."""
-        segment, block_pos, index = locallog.split_position(offset)
-        path = os.path.join(self._directory, topic, locallog.segment_name(segment))
+        segment, block_pos, index = layout.split_position(offset)
+        path = os.path.join(self._directory, topic, layout.segment_name(segment))
         try:
             fh = open(path, "rb")
         except FileNotFoundError:
             return None
         with fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            header = locallog.read_header(data)
-            block = next(locallog.scan_blocks(data, header, block_pos), None)
-        if not isinstance(block, locallog.Block) or block.position != block_pos:
+            header = layout.read_header(data)
+            block = next(layout.scan_blocks(data, header, block_pos), None)
+        if not isinstance(block, layout.Block) or block.position != block_pos:
             return None
         if index >= block.count:
             return None
@@ -116,8 +117,8 @@ class LocalLogSource:
         topic_dir = os.path.join(self._directory, topic)
         if not os.path.isdir(topic_dir):
             return
-        after_segment = -1 if after is None else locallog.split_position(after)[0]
-        segments = locallog.list_segments(topic_dir)
+        after_segment = -1 if after is None else layout.split_position(after)[0]
+        segments = layout.list_segments(topic_dir)
         if segments and _lost_before_oldest(after, segments[0][0]):
             yield _before_oldest(topic, topic_dir, segments[0][0], 0 if after is None else after + 1)
         expected = segments[0][0] if segments else 0
@@ -145,7 +146,7 @@ class LocalLogSource:
 
 def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: int | None,
                 cause: str) -> Delivery:
-    offset = locallog.make_position(segment, start, 0)
+    offset = layout.make_position(segment, start, 0)
     log.warning("%s/0@%d: %s (%s bytes unreadable)", topic, offset, cause,
                 "unknown" if nbytes is None else nbytes)
     return Delivery(topic, 0, offset, None, Unreadable(cause, nbytes, end_offset))
@@ -153,7 +154,7 @@ def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: i
 
 def _whole_segment(index: int) -> tuple[int, int]:
     """(from, to) offsets spanning all of segment ``index``."""
-    return locallog.make_position(index, 0, 0), locallog.make_position(index + 1, 0, 0)
+    return layout.make_position(index, 0, 0), layout.make_position(index + 1, 0, 0)
 
 
 def _lost_before_oldest(after: int | None, oldest: int) -> bool:
@@ -161,34 +162,34 @@ def _lost_before_oldest(after: int | None, oldest: int) -> bool:
     read resumes in is gone (a report of missing segments is at a segment's position 0)."""
     if after is None:
         return oldest > 0
-    segment = locallog.split_position(after)[0]
-    return segment < oldest and after != locallog.make_position(segment, 0, 0)
+    segment = layout.split_position(after)[0]
+    return segment < oldest and after != layout.make_position(segment, 0, 0)
 
 
 def _before_oldest(topic: str, topic_dir: str, oldest: int, offset: int) -> Delivery:
     """Segments before the oldest one: removed by retention (an unseen stretch, not
     damage) when ``retention.json`` says so, else missing."""
     end = _whole_segment(oldest - 1)[1]
-    names = f"up to {locallog.segment_name(oldest - 1)}"
-    if locallog.retained(topic_dir)["through"] >= oldest - 1:
+    names = f"up to {layout.segment_name(oldest - 1)}"
+    if layout.retained(topic_dir)["through"] >= oldest - 1:
         cause, error = f"retention: segments {names} removed", Retained
     else:
         cause, error = f"segments {names} missing", Unreadable
-    nbytes = locallog.retained(topic_dir)["bytes"] if error is Retained else None
+    nbytes = layout.retained(topic_dir)["bytes"] if error is Retained else None
     log.warning("%s/0@%d: %s", topic, offset, cause)
     return Delivery(topic, 0, offset, None, error(cause, nbytes, end))
 
 
 def _missing_segments(topic: str, first: int, stop: int) -> Delivery:
-    names = locallog.segment_name(first) if stop == first + 1 else (
-        f"{locallog.segment_name(first)} to {locallog.segment_name(stop - 1)}")
+    names = layout.segment_name(first) if stop == first + 1 else (
+        f"{layout.segment_name(first)} to {layout.segment_name(stop - 1)}")
     return _unreadable(topic, first, 0, _whole_segment(stop - 1)[1], None,
                        f"segment {names} missing")
 
 
 def _read_segment(topic: str, index: int, path: str, after: int | None, *,
                   newest: bool) -> Iterator[Delivery | DeliveryRun]:
-    resuming_here = after is not None and locallog.split_position(after)[0] == index
+    resuming_here = after is not None and layout.split_position(after)[0] == index
     try:
         fh = open(path, "rb")
     except OSError as exc:
@@ -198,7 +199,7 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, *,
         return
     with fh:
         size = os.fstat(fh.fileno()).st_size
-        live = newest and locallog.is_being_written(fh)
+        live = newest and layout.is_being_written(fh)
         if size == 0:
             if not live and not resuming_here:
                 yield _unreadable(topic, index, 0, _whole_segment(index)[1], 0,
@@ -206,7 +207,7 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, *,
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             try:
-                header = locallog.read_header(data)
+                header = layout.read_header(data)
             except DecodeError as exc:
                 if not (live or resuming_here):
                     yield _unreadable(topic, index, 0, _whole_segment(index)[1], size,
@@ -215,28 +216,28 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, *,
             yield from _read_blocks(topic, index, data, header, after, live=live)
 
 
-def _read_blocks(topic: str, index: int, data: mmap.mmap, header: locallog.SegmentHeader,
+def _read_blocks(topic: str, index: int, data: mmap.mmap, header: layout.SegmentHeader,
                  after: int | None, *, live: bool) -> Iterator[Delivery | DeliveryRun]:
     start, skip_through = None, -1
     if after is not None:
-        segment, block_pos, in_block = locallog.split_position(after)
+        segment, block_pos, in_block = layout.split_position(after)
         if segment == index:
             start, skip_through = block_pos, in_block
-    for item in locallog.scan_blocks(data, header, start):
-        if isinstance(item, locallog.Damage):
+    for item in layout.scan_blocks(data, header, start):
+        if isinstance(item, layout.Damage):
             if item.position == start:
                 continue  # reported by the run that stopped here
             if item.at_end and live:
                 return  # a block the writer is still appending: wait for it
             yield _unreadable(topic, index, item.position,
-                              locallog.make_position(index, item.end, 0),
+                              layout.make_position(index, item.end, 0),
                               item.end - item.position, item.reason)
             continue
         first = skip_through + 1 if item.position == start else 0
         yield from _block_records(topic, index, item, header.fingerprint, first)
 
 
-def _block_records(topic: str, index: int, block: locallog.Block, fingerprint: bytes,
+def _block_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,
                    first: int) -> Iterator[Delivery | DeliveryRun]:
     """The records of ``block`` from its ``first``: runs of envelope rows, a Delivery for
     each record fastavro reads, and where the block stops decoding."""
@@ -246,18 +247,18 @@ def _block_records(topic: str, index: int, block: locallog.Block, fingerprint: b
         if rows:
             kept = range(max(i, first), i + len(rows))
             if kept:
-                yield DeliveryRun(topic, 0, [locallog.make_position(index, block.position, k)
+                yield DeliveryRun(topic, 0, [layout.make_position(index, block.position, k)
                                              for k in kept], rows[kept.start - i:], block.data)
             i, pos = i + len(rows), end
             continue
-        offset = locallog.make_position(index, block.position, i)
+        offset = layout.make_position(index, block.position, i)
         try:
             record, pos = codec.read_at(block.data, pos, fingerprint)
         except DecodeError as exc:  # the rest of this block cannot be framed
             yield Delivery(topic, 0, offset, None, Unreadable(
                 f"records {i}..{block.count - 1} of the block do not decode: {exc}",
                 block.end - block.position if i == 0 else None,
-                locallog.make_position(index, block.end, 0)))
+                layout.make_position(index, block.end, 0)))
             return
         if i >= first:
             yield Delivery(topic, 0, offset, record)

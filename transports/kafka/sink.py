@@ -1,5 +1,5 @@
 """The Kafka sink: one topic per resource, key = object uid, the body framed by
-``schemas/framing.py`` (fingerprint header, or a Schema Registry id).
+``transports/kafka/framing.py`` (fingerprint header, or a Schema Registry id).
 
 The producer is confluent-kafka's (librdkafka): batching, lz4 and checksums happen in C
 threads, a record costs the recording thread one ``produce`` call (kafka-python cost ~90 µs
@@ -20,23 +20,24 @@ from collections.abc import Collection
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from recorder.sinks import Outgoing, RecordsRejected, Rejection
-from schemas import codec, framing, repository
+from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
-from schemas.kafka_settings import KafkaSettings
-from schemas.registry import RegistryClient
+from transports.kafka import framing
+from transports.kafka.registry import RegistryClient
+from transports.kafka.settings import KafkaSettings
+from transports.sink import Outgoing, RecordsRejected, Rejection
 
 log = logging.getLogger(__name__)
 #: librdkafka's own log lines, through Python logging (else it prints to stderr itself).
-client_log = logging.getLogger("recorder.sinks.kafka.librdkafka")
+client_log = logging.getLogger("transports.kafka.sink.librdkafka")
 
 #: Records per batch: one request and one lz4 frame per ~170 of our 6 KB records.
 BATCH_BYTES = 1024 * 1024
 #: How long a batch may wait for more records. Nothing waits on it: a flush sends what is
 #: queued at once, and the recorder's flushes run behind it (``SpoolingSink.flush_behind``).
-#: Fuller batches cost librdkafka's thread, on the recorder's core, less per record (14.6 µs
-#: at 500 ms against 18.0 at 100 and 28.8 at 20; docs/performance.md).
+#: Fuller batches cost librdkafka's thread, on the recorder's core, less per record (11-13 µs
+#: at 500 ms against 15-20 at 100; docs/performance.md).
 LINGER_MS = 500
 #: What a broker accepts by default (message.max.bytes ~ 1 MiB) less room for headers/batch.
 DEFAULT_MAX_RECORD_BYTES = 1_000_000

@@ -1,4 +1,4 @@
-"""Where the recorder's records go: a Kafka cluster, or the local log (the embedded default)."""
+"""What the recorder sends records to: a Kafka cluster, or the local log (the embedded default)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from schemas.errors import TransportError
 
 class Outgoing(msgspec.Struct, gc=False):
     """A record as the sinks send it: its Avro body (``schemas.codec.encode``), its Kafka key
-    (``schemas.topics``) and what its headers carry (``schemas.framing``). The writer encodes
-    its object records straight into one (no Record dict on the way); the dict is decoded
-    back only where one is needed (a rejected record, the spool's drain). A Struct, made for
-    every record: its ``__init__`` is C."""
+    (``schemas.topics``) and what its headers carry (``transports.kafka.framing``). The
+    writer encodes its object records straight into one (no Record dict on the way); the
+    dict is decoded back only where one is needed (a rejected record, the spool's drain). A
+    Struct, made for every record: its ``__init__`` is C."""
 
     body: bytes
     key: bytes

@@ -14,12 +14,13 @@ from typing import Iterator, Mapping, Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from replayer.sources import Delivery, DeliveryRun, PartitionKey, TopicSummary
 from schemas import envelope, repository
 from schemas.errors import DecodeError, TransportError, Unreadable
-from schemas.framing import HEADER_SCHEMA, ValueDecoder
-from schemas.kafka_settings import KafkaSettings
-from schemas.registry import RegistryClient
+from transports import locator
+from transports.kafka.framing import HEADER_SCHEMA, ValueDecoder
+from transports.kafka.registry import RegistryClient
+from transports.kafka.settings import KafkaSettings
+from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5
@@ -35,7 +36,6 @@ POSITION_FETCH_WAIT_MS = 10
 POSITION_GAP = 500
 #: A fetch by position that gets no message for this long gives up (the records stay None).
 POSITION_TIMEOUT_S = 5.0
-LOCATOR_PREFIX = "kafka:"
 _RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
@@ -43,7 +43,7 @@ LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEA
 class KafkaSource:
     def __init__(self, settings: KafkaSettings) -> None:
         self._settings = settings
-        self.locator = LOCATOR_PREFIX + settings.bootstrap
+        self.locator = locator.KAFKA + settings.bootstrap
         registry = settings.schema_registry
         self._decoder = ValueDecoder(RegistryClient(registry) if registry else None)
         self._consumer = Consumer(_consumer_config(settings))

@@ -26,8 +26,8 @@ from fastavro import parse_schema
 from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import DecodeError, KtraceError
-from schemas.registry import (BACKWARD_LEVELS, RegistryClient, RegistryRefused,
-                              RegistryUnavailable)
+from transports.kafka.registry import (BACKWARD_LEVELS, RegistryClient, RegistryRefused,
+                                       RegistryUnavailable)
 
 log = logging.getLogger(__name__)
 
