@@ -41,9 +41,9 @@ def recording(scenario: str) -> str:
     return str(DATA / scenario / "recording")
 
 
-def load_recording(path: str, directory: str) -> duckdb.DuckDBPyConnection:
+def load_recording(path: str, directory: str, *, store_objects: bool = False) -> duckdb.DuckDBPyConnection:
     con = db.open_db(path)
-    replay(LocalLogSource(directory), con, source_name=directory, prefix="ktrace")
+    replay(LocalLogSource(directory), con, source_name=directory, prefix="ktrace", store_objects=store_objects)
     return con
 
 

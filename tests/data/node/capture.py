@@ -1,0 +1,117 @@
+"""Record the real node's scenarios (tests/node_workloads.py) with ``ktrace record``.
+
+    python tests/data/node/capture.py OUT_DIR
+
+Starts a control plane with one kwok node and the real node (kubelet + containerd + runc,
+tests/infra/node.py), runs ``ktrace record`` into OUT_DIR/recording, and plays, each in a
+namespace of its own:
+
+  race/web       a rollout of an HTTP Deployment: its containers exit on SIGTERM at once
+  prestop/web    the same with a 3 s preStop sleep: endpoints go before the containers stop
+  sigterm        a pod that ignores SIGTERM, deleted: SIGKILL (137) at its 3 s deadline
+  oom            a container past its memory limit: OOMKilled, restarted
+  crash          a container, and an init container, failing with a termination message
+  initcmd        an init container whose command does not exist (StartError, exit 128)
+  image          an image that is not present: pulled (ErrImagePull) and never pulled
+  config         an env var from a ConfigMap key that does not exist
+  probes         a failing readiness probe, and a failing liveness probe (restarts)
+  jobs           a Job failing by its backoff limit, one failed by its podFailurePolicy
+  evict          a pod writing past its emptyDir sizeLimit: evicted
+  sandbox        a pod whose RuntimeClass handler does not exist
+  storage        a pod whose claim names a StorageClass that does not exist
+
+It ends with the failing pods still failing, as an incident would be seen, and writes
+OUT_DIR/versions.txt (kubelet, containerd, runc).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from tests import node_workloads as w  # noqa: E402
+from tests.data.replayer.capture import recorder  # noqa: E402
+from tests.infra.k8s import LocalControlPlane  # noqa: E402
+from tests.infra.node import RealNode  # noqa: E402
+
+
+def apply(plane: LocalControlPlane, *objects: dict) -> None:
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+
+
+def namespace(plane: LocalControlPlane, name: str) -> str:
+    plane.kubectl("create", "namespace", name)
+    plane.kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=60s")
+    return name
+
+
+def rollout(plane: LocalControlPlane, ns: str, prestop_seconds: int) -> None:
+    apply(plane, w.service("web", ns), w.web_deployment("web", ns, prestop_seconds=prestop_seconds))
+    plane.kubectl("rollout", "status", "deploy/web", "-n", ns, "--timeout=120s")
+    time.sleep(3)
+    plane.kubectl("set", "env", "deploy/web", "-n", ns, "VERSION=2")
+    plane.kubectl("rollout", "status", "deploy/web", "-n", ns, "--timeout=180s")
+
+
+def failing_workloads(plane: LocalControlPlane) -> None:
+    """Everything that fails by itself, started together: they fail while the rest plays."""
+    apply(plane, w.oom(namespace(plane, "oom")))
+    apply(plane, w.crash_loop(namespace(plane, "crash")), w.init_crash_loop("crash"))
+    apply(plane, w.init_command_missing(namespace(plane, "initcmd")))
+    apply(plane, w.image_absent(namespace(plane, "image")), w.image_never_pulled("image"))
+    apply(plane, *w.config_key_missing(namespace(plane, "config")))
+    apply(plane, *w.probes_failing(namespace(plane, "probes")))
+    apply(plane, *w.jobs_failing(namespace(plane, "jobs")))
+    apply(plane, w.ephemeral_storage_filler(namespace(plane, "evict")))
+    apply(plane, *w.runtime_class_missing(namespace(plane, "sandbox")))
+    apply(plane, *w.storage_class_missing(namespace(plane, "storage")))
+
+
+def stop_stubborn(plane: LocalControlPlane) -> None:
+    ns = namespace(plane, "sigterm")
+    apply(plane, w.stubborn(ns))
+    plane.kubectl("wait", "--for=condition=Ready", "pod/stubborn", "-n", ns, "--timeout=60s")
+    plane.kubectl("delete", "pod", "stubborn", "-n", ns, "--wait=false")
+
+
+def versions(node: RealNode) -> str:
+    def first_line(*argv: str) -> str:
+        return subprocess.run(argv, capture_output=True, text=True).stdout.splitlines()[0]
+
+    return "\n".join([
+        first_line(str(node.plane.bin_dir / "kubelet"), "--version"),
+        first_line("containerd", "--version"),
+        first_line("runc", "--version"),
+    ]) + "\n"
+
+
+def main(out: Path) -> None:
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=1)
+    plane.start()
+    node = RealNode(plane, work_dir=out / "node")
+    recording = None
+    try:
+        node.start()
+        (out / "versions.txt").write_text(versions(node))
+        recording = recorder(plane, out / "recording")
+        time.sleep(3)
+        failing_workloads(plane)
+        rollout(plane, namespace(plane, "race"), prestop_seconds=0)
+        rollout(plane, namespace(plane, "prestop"), prestop_seconds=3)
+        stop_stubborn(plane)
+        time.sleep(90)  # back-offs grow, Jobs give up, the eviction comes, the deadline passes
+    finally:
+        if recording is not None:
+            recording.terminate()
+            recording.wait(timeout=30)
+        node.stop()
+        plane.stop()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]).resolve())

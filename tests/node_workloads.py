@@ -1,0 +1,160 @@
+"""Workloads for the real node (tests/infra/node.py): what each scenario runs, declared once
+for the live tests (tests/test_node.py) and the recordings (tests/data/node/capture.py).
+
+Every container runs the busybox test image; what a real application would do is a shell
+script: an HTTP server that exits on SIGTERM, a process that ignores it (``sleep`` as PID 1
+has no handler, so the kernel drops the signal), one that writes its reason to
+/dev/termination-log before failing, one that allocates past its memory limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.infra.images import BUSYBOX_IMAGE
+from tests.infra.node import pod_placement
+
+Manifest = dict[str, Any]
+
+# An HTTP server that stops at once on SIGTERM, as a well-behaved web application does.
+HTTP_SERVER = (
+    "mkdir -p /tmp/www && echo ok > /tmp/www/index.html && "
+    "httpd -f -p 8080 -h /tmp/www & trap 'kill $!; exit 0' TERM; wait"
+)
+DB_TIMEOUT = "dial tcp 10.96.0.42:5432: connect: connection timed out"
+
+
+def container(name: str, script: str, **fields: Any) -> Manifest:
+    return {"name": name, "image": BUSYBOX_IMAGE, "imagePullPolicy": "IfNotPresent",
+            "command": ["sh", "-c", script], **fields}
+
+
+def pod(name: str, namespace: str, *containers: Manifest, grace: int = 5, **spec: Any) -> Manifest:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+        "spec": {"containers": list(containers), "terminationGracePeriodSeconds": grace,
+                 **pod_placement(), **spec},
+    }
+
+
+def web_deployment(name: str, namespace: str, *, prestop_seconds: int = 0, replicas: int = 2) -> Manifest:
+    """A web Deployment that rolls one pod at a time; its readiness probe is a real GET."""
+    web = container("web", HTTP_SERVER, ports=[{"containerPort": 8080}],
+                    readinessProbe={"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1})
+    if prestop_seconds:
+        web["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(prestop_seconds)]}}}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [web], "terminationGracePeriodSeconds": 30, **pod_placement()},
+            },
+        },
+    }
+
+
+def service(name: str, namespace: str) -> Manifest:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80, "targetPort": 8080}]}}
+
+
+def stubborn(namespace: str, grace: int = 3) -> Manifest:
+    """Ignores SIGTERM: the kubelet kills it at the grace deadline (exit 137)."""
+    return pod("stubborn", namespace, container("app", "exec sleep 3600"), grace=grace)
+
+
+def oom(namespace: str) -> Manifest:
+    """64 MiB held in a shell variable under a 24 MiB limit: OOMKilled, restarted."""
+    hog = container("hog", "x=$(head -c 67108864 /dev/zero | tr '\\0' x); exec sleep 3600",
+                    resources={"limits": {"memory": "24Mi"}, "requests": {"memory": "24Mi"}})
+    return pod("hog", namespace, hog)
+
+
+def crash_loop(namespace: str) -> Manifest:
+    """Fails with its reason in /dev/termination-log, as a real application may."""
+    script = f"echo '{DB_TIMEOUT}' > /dev/termination-log; exit 1"
+    return pod("crasher", namespace, container("app", script))
+
+
+def init_crash_loop(namespace: str) -> Manifest:
+    script = f"echo '{DB_TIMEOUT}' > /dev/termination-log; exit 1"
+    return pod("initcrash", namespace, container("app", "exec sleep 3600"),
+               initContainers=[container("wait-for-db", script)])
+
+
+def init_command_missing(namespace: str) -> Manifest:
+    init = {"name": "migrate", "image": BUSYBOX_IMAGE, "imagePullPolicy": "IfNotPresent",
+            "command": ["/bin/db-migrate", "--up"]}
+    return pod("initcmd", namespace, container("app", "exec sleep 3600"), initContainers=[init])
+
+
+def image_absent(namespace: str) -> Manifest:
+    """Not in containerd and no registry reachable: the kubelet's real pull failure."""
+    app = {"name": "app", "image": "ktrace.test/absent:1", "imagePullPolicy": "IfNotPresent"}
+    return pod("absent", namespace, app)
+
+
+def image_never_pulled(namespace: str) -> Manifest:
+    app = {"name": "app", "image": "ktrace.test/absent:1", "imagePullPolicy": "Never"}
+    return pod("neverpull", namespace, app)
+
+
+def config_key_missing(namespace: str) -> list[Manifest]:
+    settings = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "settings", "namespace": namespace}, "data": {"mode": "fast"}}
+    env = [{"name": "DB_URL", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "db-url"}}}]
+    return [settings, pod("configless", namespace, container("app", "exec sleep 3600", env=env))]
+
+
+def probes_failing(namespace: str) -> list[Manifest]:
+    never_ready = container("app", "exec sleep 3600",
+                            readinessProbe={"exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 2})
+    dies = container("app", "exec sleep 3600",
+                     livenessProbe={"exec": {"command": ["cat", "/tmp/alive"]}, "periodSeconds": 2,
+                                    "failureThreshold": 2})
+    return [pod("unready", namespace, never_ready), pod("unlive", namespace, dies)]
+
+
+def jobs_failing(namespace: str) -> list[Manifest]:
+    def job(name: str, script: str, **spec: Any) -> Manifest:
+        template = {"spec": {"containers": [container("work", script)], "restartPolicy": "Never",
+                             "terminationGracePeriodSeconds": 5, **pod_placement()}}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"template": template, **spec}}
+
+    policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}
+    return [
+        job("backoff", "echo 'schema version 7 not supported' > /dev/termination-log; exit 3", backoffLimit=1),
+        job("policy", "exit 42", backoffLimit=6, podFailurePolicy=policy),
+    ]
+
+
+def ephemeral_storage_filler(namespace: str) -> Manifest:
+    """Writes 8 MiB into an emptyDir limited to 1 MiB: the kubelet evicts the pod."""
+    filler = container("app", "dd if=/dev/zero of=/data/fill bs=1M count=8; exec sleep 3600",
+                       volumeMounts=[{"name": "data", "mountPath": "/data"}])
+    return pod("filler", namespace, filler, volumes=[{"name": "data", "emptyDir": {"sizeLimit": "1Mi"}}])
+
+
+def runtime_class_missing(namespace: str) -> list[Manifest]:
+    runtime_class = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                     "metadata": {"name": f"{namespace}-gvisor"}, "handler": "runsc"}
+    return [runtime_class, pod("sandboxed", namespace, container("app", "exec sleep 3600"),
+                               runtimeClassName=f"{namespace}-gvisor")]
+
+
+def storage_class_missing(namespace: str) -> list[Manifest]:
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": namespace},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-ssd",
+                      "resources": {"requests": {"storage": "1Gi"}}}}
+    user = pod("db", namespace, container("db", "exec sleep 3600",
+                                          volumeMounts=[{"name": "data", "mountPath": "/data"}]),
+               volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
+    return [claim, user]

@@ -1,0 +1,173 @@
+"""ktrace on the real node (marker node): containers that really start, are probed, get
+SIGTERM and die, recorded by ``ktrace record`` and replayed, each answer checked against
+what the kubelet itself wrote (container finishedAt, exit codes, its Events) and what the
+endpointslice controller did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tests import node_workloads as w
+from tests.infra.k8s import LocalControlPlane
+from tests.infra.node import NODE_NAME, RealNode
+from tests.replayer_data import load_recording
+
+pytestmark = pytest.mark.node
+REPO = Path(__file__).resolve().parents[1]
+
+
+def api_time(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def eventually(probe: Callable[[], Any], what: str, timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := probe():
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not seen within {timeout:.0f}s")
+
+
+def get(plane: LocalControlPlane, *args: str) -> dict[str, Any]:
+    return json.loads(plane.kubectl("get", *args, "-o", "json"))
+
+
+def apply(plane: LocalControlPlane, *objects: dict[str, Any]) -> None:
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+
+
+class Recording:
+    """``ktrace record`` into a local log, as a process of its own; replayed on stop."""
+
+    def __init__(self, plane: LocalControlPlane, directory: Path, namespace: str) -> None:
+        self.directory = directory
+        argv = [sys.executable, "-c", "import sys; from ktrace.cli import main; sys.argv[0] = 'ktrace'; main()", "record", "--kubeconfig", str(plane.kubeconfig),
+                "--out", str(directory / "log"), "--state-dir", str(directory / "state"), "-n", namespace,
+                "--kinds", "pods,endpointslices,replicasets,deployments,events,jobs"]
+        self.log = (directory / "recorder.log").open("wb")
+        self.process = subprocess.Popen(argv, stderr=self.log, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+        time.sleep(3)  # its first LIST is in before the scenario starts
+
+    def replay(self) -> duckdb.DuckDBPyConnection:
+        self.process.terminate()
+        assert self.process.wait(timeout=30) == 0, (self.directory / "recorder.log").read_text()[-2000:]
+        return load_recording(str(self.directory / "replay.duckdb"), str(self.directory / "log"), store_objects=True)
+
+
+@pytest.fixture
+def recording(node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str,
+              tmp_path: Path) -> Iterator[Recording]:
+    plane, _ = node_cluster
+    rec = Recording(plane, tmp_path, node_namespace)
+    yield rec
+    if rec.process.poll() is None:
+        rec.process.kill()
+        rec.process.wait()
+
+
+def test_the_node_runs_real_containers(node_cluster: tuple[LocalControlPlane, RealNode],
+                                       node_namespace: str) -> None:
+    plane, _ = node_cluster
+    node = get(plane, "node", NODE_NAME)
+    assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    apply(plane, w.pod("hello", node_namespace, w.container("app", "echo hello from $(hostname); exec sleep 3600")))
+    plane.kubectl("wait", "--for=condition=Ready", "pod/hello", "-n", node_namespace, "--timeout=60s")
+    pod = get(plane, "pod", "hello", "-n", node_namespace)
+    assert pod["spec"]["nodeName"] == NODE_NAME
+    assert pod["status"]["podIP"].startswith("10.250.0.")
+    assert pod["status"]["containerStatuses"][0]["containerID"].startswith("containerd://")
+    reasons = {e["reason"] for e in get(plane, "events", "-n", node_namespace)["items"]
+               if e["involvedObject"]["name"] == "hello"}
+    assert {"Scheduled", "Pulled", "Created", "Started"} <= reasons
+
+
+def test_a_container_ignoring_sigterm_is_killed_at_its_deadline(
+    node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str, recording: Recording
+) -> None:
+    plane, _ = node_cluster
+    apply(plane, w.stubborn(node_namespace, grace=3))
+    plane.kubectl("wait", "--for=condition=Ready", "pod/stubborn", "-n", node_namespace, "--timeout=60s")
+    plane.kubectl("delete", "pod", "stubborn", "-n", node_namespace, "--wait=false")
+    eventually(lambda: not get(plane, "pods", "-n", node_namespace)["items"], "the pod gone")
+    con = recording.replay()
+
+    # What the kubelet wrote: the last version of the pod, as recorded.
+    last = json.loads(con.execute(
+        "SELECT object FROM raw_events WHERE kind = 'Pod' AND name = 'stubborn' AND object IS NOT NULL "
+        "ORDER BY rv DESC LIMIT 1").fetchone()[0])
+    terminated = last["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert terminated["exitCode"] == 137  # SIGKILL: the SIGTERM was ignored
+    deletion = api_time(last["metadata"]["deletionTimestamp"])  # set to request + grace
+    assert abs(api_time(terminated["finishedAt"]) - deletion) <= 1.5  # killed at the deadline
+
+    steps = dict(con.execute(
+        "SELECT step, epoch(time) FROM pod_transitions WHERE pod = 'stubborn'").fetchall())
+    assert {"deletion_requested", "containers_stopped"} <= steps.keys()
+    assert 2.5 <= steps["containers_stopped"] - steps["deletion_requested"] <= 6
+    killing = con.execute(
+        "SELECT message FROM k8s_events WHERE regarding_name = 'stubborn' AND reason = 'Killing'").fetchall()
+    assert killing and "Stopping container app" in killing[0][0]
+
+
+def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
+    apply(plane, w.service("web", namespace), w.web_deployment("web", namespace, prestop_seconds=prestop_seconds))
+    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=120s")
+    time.sleep(2)
+    plane.kubectl("set", "env", "deploy/web", "-n", namespace, "VERSION=2")
+    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=180s")
+    # the old pods are gone once their containers stopped (preStop included)
+    eventually(lambda: len(get(plane, "pods", "-n", namespace)["items"]) == 2, "old pods gone")
+    time.sleep(3)
+
+
+def kubelet_truth(con: duckdb.DuckDBPyConnection, uid: str) -> tuple[float, float]:
+    """(deletion requested, container finished) by the objects' own clocks: the deletion
+    timestamp minus the grace period, and the kubelet's finishedAt."""
+    versions = [json.loads(o) for (o,) in con.execute(
+        "SELECT object FROM raw_events WHERE uid = ? AND object IS NOT NULL ORDER BY rv", [uid]).fetchall()]
+    deleting = next(v for v in versions if v["metadata"].get("deletionTimestamp"))
+    requested = api_time(deleting["metadata"]["deletionTimestamp"]) - deleting["metadata"]["deletionGracePeriodSeconds"]
+    finished = max(api_time(s["state"]["terminated"]["finishedAt"])
+                   for v in versions for s in v["status"].get("containerStatuses", [])
+                   if "terminated" in s.get("state", {}))
+    return requested, finished
+
+
+@pytest.mark.parametrize("prestop_seconds", [0, 3])
+def test_rollout_race_verdicts_agree_with_the_kubelet(
+    node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str, recording: Recording,
+    prestop_seconds: int
+) -> None:
+    plane, _ = node_cluster
+    rollout(plane, node_namespace, prestop_seconds)
+    con = recording.replay()
+    rows = con.execute(
+        "SELECT uid, verdict, epoch(endpoint_off_at), epoch(containers_stopped_at), exposed_s "
+        "FROM races ORDER BY pod").fetchall()
+    assert len(rows) == 2, rows  # both old pods were deleted behind the Service
+    for uid, verdict, endpoint_off, stopped, exposed in rows:
+        requested, finished = kubelet_truth(con, uid)
+        # The container stopped when the kubelet says, within the 1 s of its timestamp and
+        # the status update's way to the API server.
+        assert finished - 1 <= stopped <= finished + 3
+        if prestop_seconds:
+            assert finished - requested >= prestop_seconds - 1  # the preStop sleep ran first
+            assert verdict == "ok" and exposed < 0
+        else:
+            # SIGTERM ends the server at once, while the endpoint waits for the slice controller's
+            # batch: the real containers stopped before the endpoint went off.
+            assert finished < endpoint_off + 1
+            assert verdict in ("stopped_before_endpoint_off", "within_margin"), (verdict, exposed)
