@@ -31,7 +31,7 @@ def test_pods_that_never_start_or_get_ready(pending):
         ("Pod", "pending", "crashloop", "not_ready", "crash_loop", ["crash_loop"]),
         ("Pod", "pending", "image-pull", "pending", "image_pull", ["image_pull"]),
         ("Pod", "pending", "init-crashloop", "pending", "init_container", ["init_container"]),
-        ("Pod", "pending", "oomkilled", "not_ready", "crash_loop", ["crash_loop"]),
+        ("Pod", "pending", "oomkilled", "not_ready", "oom_killed", ["oom_killed"]),
         ("Pod", "pending", "pvc-missing-class", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "pvc-no-pv", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "run-error", "not_ready", "run_container_error", ["run_container_error"]),
@@ -56,13 +56,14 @@ def test_each_cause_says_what_the_evidence_says(pending):
     assert first("crashloop").startswith("app: CrashLoopBackOff, 3 restarts, last exit 1 (Error)")
     assert first("oomkilled").startswith("app: CrashLoopBackOff, 3 restarts, last exit 137 "
                                          "(OOMKilled)")
-    assert first("init-crashloop").startswith("init container init-db: CrashLoopBackOff, "
-                                              "3 restarts, last exit 1 (Error)")
+    assert "; memory limit 64Mi; no owner recorded: the pod's own spec sets it; " in first("oomkilled")
+    assert first("init-crashloop").startswith("crash_loop — init container init-db: "
+                                              "CrashLoopBackOff, 3 restarts, last exit 1 (Error)")
     assert first("config-error").startswith('app: CreateContainerConfigError, configmap '
                                             '"app-config" not found')
     assert first("run-error").startswith("app: RunContainerError, last exit 128 (StartError)")
-    assert first("unready") == ("Unhealthy: Readiness probe failed: HTTP probe failed with "
-                                "statuscode: 503")
+    assert first("unready") == ("Unhealthy, 2026-12-01T09:57:09Z: Readiness probe failed: "
+                                "HTTP probe failed with statuscode: 503")
     assert "exceeded quota: no-pods" in first("web-857bb4bd9d")
     assert first("web") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
                             "out progressing.")

@@ -66,6 +66,13 @@ WHERE type NOT IN ('DELETED', 'INFERRED_DELETED');
 -- The end of the data: the default "now" of stuck_at and friends.
 CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);
 
+-- Whether a terminated container status is the end of a run (not a start that failed, nor
+-- the kubelet's stand-in for a container it could not find).
+CREATE OR REPLACE MACRO ran_to_end(reason, exit_code) AS
+    coalesce(reason, '') NOT IN ('ContainerCannotRun', 'StartError', 'RunContainerError',
+                                 'CreateContainerError', 'ContainerStatusUnknown')
+    AND coalesce(exit_code, 0) NOT IN (127, 128);
+
 -- Pod versions with their typed facts and the conditions and container counts the
 -- lifecycle needs (non-init containers only).
 CREATE OR REPLACE VIEW pod_versions AS
@@ -75,13 +82,13 @@ WITH cs AS (
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
            min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
            min(last_started_at) AS containers_last_started_at,
-           -- containers that ran at all: a runtime that could not start one (exit 127/128,
-           -- ContainerCannotRun, StartError) still reports a start time
+           -- containers that ran at all: one running, or a run that ended (now or last
+           -- time). A runtime that could not start one (exit 127/128, ContainerCannotRun,
+           -- StartError) still reports a start time; a container the kubelet never found
+           -- (ContainerStatusUnknown) and one still waiting (image pull, config) never ran
            count(*) FILTER (WHERE state = 'running'
-                            OR (coalesce(reason, last_reason) IS NOT NULL
-                                AND coalesce(reason, last_reason) NOT IN ('ContainerCannotRun',
-                                    'StartError', 'RunContainerError', 'CreateContainerError')
-                                AND coalesce(exit_code, last_exit_code) NOT IN (127, 128)))
+                            OR (state = 'terminated' AND ran_to_end(reason, exit_code))
+                            OR (last_reason IS NOT NULL AND ran_to_end(last_reason, last_exit_code)))
                AS containers_ran,
            sum(restart_count)::INTEGER AS restarts,
            list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
