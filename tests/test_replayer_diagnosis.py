@@ -173,3 +173,32 @@ def test_a_name_reused_before_the_old_pods_deletion_was_seen_ends_its_timeline(t
                      "WHERE uid LIKE '36ee2731%' ORDER BY step_no DESC LIMIT 1")
     assert last == [("deleted", "unknown", "name reused by pod "
                      "d208f561-c0bb-45e4-bab4-7f8c0adddae8: its deletion was not seen")]
+
+
+def test_a_pod_deleted_before_its_image_was_pulled_never_started(tmp_path):
+    """The recorded image-pull pod (ErrImagePull ⇄ ImagePullBackOff), then deleted as the
+    v1.37 kubelet ends it: every container terminated with its stand-in (status_manager.go:
+    ContainerStatusUnknown, exit 137, "could not be located when the pod was terminated"),
+    phase Failed, then DELETED. Its containers never ran: not 'exited cleanly', not killed."""
+    import json
+    from replayer.replay import import_captures
+    from tests.replayer_data import DATA
+    lines = [json.loads(line) for line in open(DATA / "pending" / "kubectl" / "pods.json")
+             if '"name":"image-pull"' in line.replace(" ", "")]
+    last = lines[-1]["object"]
+    gone = json.loads(json.dumps(last))
+    gone["metadata"].update(deletionTimestamp="2026-12-01T09:57:50Z",
+                            deletionGracePeriodSeconds=0,
+                            resourceVersion=str(int(last["metadata"]["resourceVersion"]) + 1000))
+    gone["status"]["phase"] = "Failed"
+    gone["status"]["containerStatuses"][0]["state"] = {"terminated": {
+        "exitCode": 137, "reason": "ContainerStatusUnknown",
+        "message": "The container could not be located when the pod was terminated"}}
+    capture = tmp_path / "pods.json"
+    capture.write_text("".join(json.dumps(x) + "\n" for x in lines + [
+        {"type": "MODIFIED", "object": gone}, {"type": "DELETED", "object": gone}]))
+    con = db.open_db(str(tmp_path / "gone.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    assert rows(con, "SELECT stop_verdict FROM pod_lifecycle") == [
+        ("never started (seen waiting, never running)",)]
+    assert "running" not in [s for (s,) in rows(con, "SELECT step FROM pod_transitions")]

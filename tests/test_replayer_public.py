@@ -132,6 +132,15 @@ OUTCOMES: dict[str, list[tuple]] = {
         ("outcome", "egg-unnamed-2", "evicted",
          "node_condition — Evicted: The node had condition: [MemoryPressure]. — the node's "
          "MemoryPressure condition: not recorded", [7])],
+    "evicted-3": [("outcome", "maintenancepage-765549c948-p76fh", "evicted",
+                   "ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+                   "Threshold quantity: 1Gi, available: 0. — node kaapana's DiskPressure "
+                   "condition: not recorded", [1])],
+    "evicted-4": [("outcome", "infras-logstash-d484d57fc-rkx95", "evicted",
+                   "ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+                   "Threshold quantity: 30Gi, available: 24094024Ki. Container infras-logstash "
+                   "was using 2456Ki, request is 0, has larger consumption of ephemeral-storage. "
+                   "— node 192.168.250.5's DiskPressure condition: not recorded", [1])],
     "admission-outofcpu-1": [("outcome", "batch-101-job-2751-90f13d", "admission",
                               "OutOfcpu: Pod Node didn't have enough resource: cpu, requested: "
                               "600, used: 7371, capacity: 7910 (on node "
@@ -179,3 +188,16 @@ def test_advice_fits_the_case(loaded):
     assert rows(loaded["sandbox-cni-1"], "SELECT finding_advice(c.cause, c.detail) "
                                          "FROM problems, unnest(causes) u(c)")[0][0].startswith(
         "the network plugin failed")
+
+
+def test_a_node_under_pressure_is_a_node_finding(loaded):
+    assert rows(loaded["node-pressure-1"], "SELECT name, conditions, since::VARCHAR, detail "
+                                           "FROM node_pressure_at(data_end())") == [
+        ("kubernetes-master", ["DiskPressure"], "2020-08-04 17:32:06",
+         "DiskPressure=True since 2020-08-04T17:32:06Z (KubeletHasDiskPressure)")]
+
+
+def test_containers_the_kubelet_lost_ended_unseen(loaded):
+    """ContainerStatusUnknown's exit 137 is the kubelet's stand-in, not a SIGKILL seen."""
+    assert rows(loaded["evicted-3"], "SELECT stop_verdict FROM pod_lifecycle") == [
+        ("ended unseen (ContainerStatusUnknown: the kubelet could not locate them)",)]

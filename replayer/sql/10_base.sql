@@ -80,6 +80,7 @@ WITH cs AS (
     SELECT event_id, count(*) AS containers,
            count(*) FILTER (WHERE state = 'running') AS containers_running,
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
+           count(*) FILTER (WHERE state = 'waiting') AS containers_waiting,
            min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
            min(last_started_at) AS containers_last_started_at,
            -- containers that ran at all: one running, or a run that ended (now or last
@@ -88,7 +89,9 @@ WITH cs AS (
            -- (ContainerStatusUnknown) and one still waiting (image pull, config) never ran
            count(*) FILTER (WHERE state = 'running'
                             OR (state = 'terminated' AND ran_to_end(reason, exit_code))
-                            OR (last_reason IS NOT NULL AND ran_to_end(last_reason, last_exit_code)))
+                            OR (last_reason IS NOT NULL AND ran_to_end(last_reason, last_exit_code))
+                            -- the kubelet's own word that it ran before it lost it
+                            OR last_message LIKE '%The container used to be Running%')
                AS containers_ran,
            sum(restart_count)::INTEGER AS restarts,
            list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
@@ -109,6 +112,7 @@ SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prest
        coalesce(cs.containers, 0) AS containers,
        coalesce(cs.containers_running, 0) AS containers_running,
        coalesce(cs.containers_terminated, 0) AS containers_terminated,
+       coalesce(cs.containers_waiting, 0) AS containers_waiting,
        cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
        coalesce(cs.containers_ran, 0) AS containers_ran,
        coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons
