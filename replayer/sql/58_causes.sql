@@ -61,7 +61,7 @@ INSERT OR REPLACE INTO cause_advice VALUES
 -- Sub-reasons with their own advice: a finding whose detail starts with "<sub> — " gets this
 -- advice instead of its cause's (`ktrace explain`). An init container's failure is named by
 -- its own cause (e.g. run_container_error), whose advice applies.
-CREATE TABLE IF NOT EXISTS cause_sub_advice (cause VARCHAR, sub VARCHAR, advice VARCHAR,
+CREATE OR REPLACE TABLE cause_sub_advice (cause VARCHAR, sub VARCHAR, advice VARCHAR,
                                              PRIMARY KEY (cause, sub));
 INSERT OR REPLACE INTO cause_sub_advice VALUES
     ('image_pull', 'not_found', 'the registry has no such image or tag: check the name and tag (and the architecture) in the message'),
@@ -92,28 +92,30 @@ CREATE OR REPLACE MACRO finding_advice(c, detail) AS coalesce(
 -- (containerd "…: not found", the distribution spec's error codes MANIFEST_UNKNOWN,
 -- NAME_UNKNOWN, UNAUTHORIZED, DENIED, TOOMANYREQUESTS, Docker Hub's "pull access denied").
 -- A message matches `pattern` (ILIKE) or its waiting/Event reason equals `reason`.
-CREATE TABLE IF NOT EXISTS image_pull_patterns (
+CREATE OR REPLACE TABLE image_pull_patterns (
     sub VARCHAR, rank INTEGER, reason VARCHAR, pattern VARCHAR, PRIMARY KEY (sub, rank));
 INSERT OR REPLACE INTO image_pull_patterns VALUES
     ('never_pull', 1, 'ErrImageNeverPull', '%is not present with pull policy of Never%'),
-    ('invalid_name', 2, 'InvalidImageName', '%invalid reference format%'),
-    ('invalid_name', 3, NULL, '%Failed to apply default image tag%'),
-    ('invalid_name', 4, NULL, '%couldn''t parse image%'),
-    ('rate_limited', 5, NULL, '%toomanyrequests%'),
-    ('rate_limited', 6, NULL, '%429 Too Many Requests%'),
-    ('rate_limited', 7, NULL, '%pull rate limit%'),
-    ('repository_missing', 8, NULL, '%repository does not exist%'),
-    ('repository_missing', 9, NULL, '%NAME_UNKNOWN%'),
-    ('repository_missing', 10, NULL, '%name unknown%'),
-    ('repository_missing', 11, NULL, '%repository % not found%'),
-    ('unauthorized', 12, NULL, '%unauthorized%'),
-    ('unauthorized', 13, NULL, '%authentication required%'),
-    ('unauthorized', 14, NULL, '%403 Forbidden%'),
-    ('unauthorized', 15, NULL, '%denied%'),
-    ('not_found', 16, NULL, '%manifest unknown%'),
-    ('not_found', 17, NULL, '%not found%'),
-    ('not_found', 18, NULL, '%NotFound%'),
-    ('back_off', 19, 'ImagePullBackOff', '%Back-off pulling image%');
+    ('never_pull', 2, NULL, '%ErrImageNeverPull%'),
+    ('invalid_name', 3, 'InvalidImageName', '%invalid reference format%'),
+    ('invalid_name', 4, NULL, '%InvalidImageName%'),
+    ('invalid_name', 5, NULL, '%Failed to apply default image tag%'),
+    ('invalid_name', 6, NULL, '%couldn''t parse image%'),
+    ('rate_limited', 7, NULL, '%toomanyrequests%'),
+    ('rate_limited', 8, NULL, '%429 Too Many Requests%'),
+    ('rate_limited', 9, NULL, '%pull rate limit%'),
+    ('repository_missing', 10, NULL, '%repository does not exist%'),
+    ('repository_missing', 11, NULL, '%NAME_UNKNOWN%'),
+    ('repository_missing', 12, NULL, '%name unknown%'),
+    ('repository_missing', 13, NULL, '%repository % not found%'),
+    ('unauthorized', 14, NULL, '%unauthorized%'),
+    ('unauthorized', 15, NULL, '%authentication required%'),
+    ('unauthorized', 16, NULL, '%403 Forbidden%'),
+    ('unauthorized', 17, NULL, '%denied%'),
+    ('not_found', 18, NULL, '%manifest unknown%'),
+    ('not_found', 19, NULL, '%not found%'),
+    ('not_found', 20, NULL, '%NotFound%'),
+    ('back_off', 21, 'ImagePullBackOff', '%Back-off pulling image%');
 
 -- image_pull_sub(reason, message): the sub-reason of a failed pull ('unknown' when no
 -- pattern matches); `message` is every message read for it, joined.
@@ -127,7 +129,7 @@ CREATE OR REPLACE MACRO image_pull_sub(pull_reason, pull_message) AS coalesce((
 -- plugins' names as predicate failures, InvalidNodeInfo, UnexpectedAdmissionError…),
 -- lifecycle/handlers.go, cm/admission, cm/topologymanager, sysctl and nodeshutdown.
 -- (Evicted at admission — "The node had condition: [X]" — is the evicted cause.)
-CREATE TABLE IF NOT EXISTS kubelet_admission_reasons (reason VARCHAR PRIMARY KEY,
+CREATE OR REPLACE TABLE kubelet_admission_reasons (reason VARCHAR PRIMARY KEY,
                                                       meaning VARCHAR);
 INSERT OR REPLACE INTO kubelet_admission_reasons VALUES
     ('OutOfcpu', 'the node''s allocatable cpu is taken by the pods already on it'),
