@@ -201,3 +201,16 @@ def test_containers_the_kubelet_lost_ended_unseen(loaded):
     """ContainerStatusUnknown's exit 137 is the kubelet's stand-in, not a SIGKILL seen."""
     assert rows(loaded["evicted-3"], "SELECT stop_verdict FROM pod_lifecycle") == [
         ("ended unseen (ContainerStatusUnknown: the kubelet could not locate them)",)]
+
+
+def test_a_gated_pod_waits_on_its_named_gates(loaded):
+    """Not a failure (score 40): reported only past the threshold. The capture's AGE column
+    says `kubectl get` ran 7 s after creation; judged then with a 5 s threshold."""
+    con = loaded["scheduling-gated-1"]
+    found = rows(con, "SELECT name, problem, stuck_for_s, c.cause, c.detail, c.evidence "
+                      "FROM not_running_at(data_end() + INTERVAL 7 SECOND, threshold_s := 5), "
+                      "unnest(causes) u(c)")
+    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
+    assert found == [("test-pod", "pending", 7.0, "scheduling_gated",
+                      "waiting on scheduling gates foo, bar — PodScheduled=False SchedulingGated"
+                      " — Scheduling is blocked due to non-empty scheduling gates", [first])]
