@@ -202,3 +202,67 @@ def test_a_pod_deleted_before_its_image_was_pulled_never_started(tmp_path):
     assert rows(con, "SELECT stop_verdict FROM pod_lifecycle") == [
         ("never started (seen waiting, never running)",)]
     assert "running" not in [s for (s,) in rows(con, "SELECT step FROM pod_transitions")]
+
+
+def _oom_capture(tmp_path, limits: list[str]):
+    """A model test of oom_killed's template note (given rows → expected rows; no recording
+    of a Deployment whose pods were OOM-killed exists yet): Deployment `web` recorded with
+    each memory limit in `limits` (one version per limit, a minute apart), its ReplicaSet,
+    and a pod crash-looping OOMKilled with the last limit, created after them."""
+    import json
+    from replayer.replay import import_captures
+    dep_uid, rs_uid = "00000000-0000-4000-8000-00000000d001", "00000000-0000-4000-8000-00000000d002"
+    def template(limit: str) -> dict:
+        return {"spec": {"containers": [{"name": "app", "resources": {"limits": {"memory": limit}}}]}}
+    records = [{"type": "ADDED" if i == 0 else "MODIFIED", "object": {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": dep_uid, "generation": i + 1,
+                     "resourceVersion": str(10 + i), "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"replicas": 1, "template": template(limit)},
+        "status": {"conditions": [{"type": "Progressing", "status": "True",
+                                   "reason": "NewReplicaSetAvailable",
+                                   "lastTransitionTime": f"2026-12-01T10:0{i}:00Z"}]}}}
+        for i, limit in enumerate(limits)]
+    records.append({"type": "ADDED", "object": {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "shop", "uid": rs_uid, "resourceVersion": "30",
+                     "creationTimestamp": "2026-12-01T10:05:00Z",
+                     "ownerReferences": [{"kind": "Deployment", "name": "web", "uid": dep_uid,
+                                          "controller": True}]},
+        "spec": {"replicas": 1, "template": template(limits[-1])}}})
+    records.append({"type": "ADDED", "object": {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-1-a", "namespace": "shop", "resourceVersion": "40",
+                     "uid": "00000000-0000-4000-8000-00000000d003",
+                     "creationTimestamp": "2026-12-01T10:05:01Z",
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "uid": rs_uid,
+                                          "controller": True}]},
+        "spec": {"nodeName": "n1", "containers": [
+            {"name": "app", "resources": {"limits": {"memory": limits[-1]}}}]},
+        "status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": "False", "lastTransitionTime": "2026-12-01T10:05:02Z"}],
+            "containerStatuses": [{"name": "app", "ready": False, "restartCount": 2,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
+                                             "startedAt": "2026-12-01T10:05:20Z",
+                                             "finishedAt": "2026-12-01T10:05:30Z"}}}]}}})
+    capture = tmp_path / "oom.json"
+    capture.write_text("".join(json.dumps(r) + "\n" for r in records))
+    con = db.open_db(str(tmp_path / "oom.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    return con
+
+
+def test_oom_killed_names_a_limit_the_owners_template_lowered(tmp_path):
+    con = _oom_capture(tmp_path, ["256Mi", "64Mi"])
+    assert details(con, "web-1-a") == [
+        "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
+        "Deployment/web's template set it 256Mi at 2026-12-01T10:00:00Z, then 64Mi at "
+        "2026-12-01T10:01:00Z"]
+
+
+def test_oom_killed_with_a_template_unchanged_since_before_the_pod(tmp_path):
+    con = _oom_capture(tmp_path, ["64Mi"])
+    assert details(con, "web-1-a") == [
+        "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
+        "Deployment/web's template unchanged in the recording since 2026-12-01T10:00:00Z"]

@@ -214,3 +214,19 @@ def test_a_gated_pod_waits_on_its_named_gates(loaded):
     assert found == [("test-pod", "pending", 7.0, "scheduling_gated",
                       "waiting on scheduling gates foo, bar — PodScheduled=False SchedulingGated"
                       " — Scheduling is blocked due to non-empty scheduling gates", [first])]
+
+
+def test_explain_tells_how_a_pod_ended_and_what_fits(loaded):
+    from replayer.analyses.explain import explain
+    [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")
+    outcome = [f for f in story.findings if f.topic == "outcome"]
+    assert [f.sentence for f in outcome] == [
+        "Evicted at 2024-01-22T16:57:07.000000Z: evicted — ephemeral-storage — Evicted: The "
+        "node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 0. — "
+        "node kaapana's DiskPressure condition: not recorded"]
+    assert outcome[0].advice.startswith("the node ran short of the resource named above")
+    assert not [f for f in story.findings if f.topic == "stuck"]  # terminal, never stuck
+    [story] = explain(loaded["init-start-error-1"], "unnamed-wordpress-pod")
+    [stuck] = [f for f in story.findings if f.topic == "stuck"]
+    assert 'exec: "echo demo-wordpress": executable file not found in $PATH' in stuck.sentence
+    assert stuck.advice.startswith("the container never started, so it has no logs")
