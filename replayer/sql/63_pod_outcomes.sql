@@ -34,10 +34,8 @@ pod_events AS (
                  row_number() OVER (PARTITION BY coalesce(e.uid, e.event_id::VARCHAR)
                                     ORDER BY r.received_at DESC, e.event_id DESC) = 1 AS latest
           FROM k8s_events e JOIN raw_events r USING (event_id)
-          WHERE r.received_at <= ts AND e.reason IN ('Evicted', 'Preempted')
-             OR (r.received_at <= ts AND starts_with(e.reason, 'OutOf'))
-             OR (r.received_at <= ts
-                 AND e.reason IN (SELECT reason FROM kubelet_admission_reasons))) e
+          WHERE r.received_at <= ts
+            AND (e.reason IN ('Evicted', 'Preempted') OR admission_reason(e.reason))) e
     WHERE e.regarding_uid IN (SELECT uid FROM pod)
     GROUP BY e.regarding_uid, e.reason, e.message),
 -- the first version that says how it ended
