@@ -110,6 +110,7 @@ event_groups AS (
 -- each reason's last Event
 last_event AS (
     SELECT uid, reason, arg_max(message, last_at) AS message, min(first_at) AS first_at,
+           max(last_at) AS last_at, sum(count)::INTEGER AS count,
            flatten(list(ids ORDER BY last_at DESC))[1:3] AS ids
     FROM event_groups GROUP BY uid, reason),
 -- the Events naming each failure: their deduplicated lines (the decisive ones, not a
@@ -131,7 +132,10 @@ c_unschedulable AS (
            concat_ws(' — ',
                array_to_string(list_distinct([x.category FOR x IN
                    scheduling_reasons(coalesce(e.message, s.scheduled.message)).reasons]), ', '),
-               coalesce(e.message, s.scheduled.message)) AS detail,
+               coalesce(e.message, s.scheduled.message))
+           -- how long the scheduler has been saying so
+           || coalesce('; FailedScheduling' || CASE WHEN e.count > 1 THEN ' ×' || e.count ELSE '' END
+                       || ', ' || span_label(e.first_at, e.last_at), '') AS detail,
            [s.event_id] || coalesce(e.ids, []) AS evidence
     FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
     WHERE s.node_name IS NULL AND s.scheduled.reason IS DISTINCT FROM 'SchedulingGated'
