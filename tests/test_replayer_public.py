@@ -145,6 +145,10 @@ OUTCOMES: dict[str, list[tuple]] = {
                               "OutOfcpu: Pod Node didn't have enough resource: cpu, requested: "
                               "600, used: 7371, capacity: 7910 (on node "
                               "gke-vdc-non-preemptible-pool-0106a51b-5znv)", [1])],
+    "admission-outofcpu-2": [("outcome", "vm-stress-0050-dz557", "admission",
+                              "OutOfcpu: Node didn't have enough resource: cpu, requested: 1000, "
+                              "used: 94939, capacity: 95690 (on node "
+                              "i-08d5967318f466dd4.eu-west-1.compute.internal)", [1, 5])],
     "preempted-1": [("outcome", "pause1", "preempted",
                      "DisruptionTarget PreemptionByKubeScheduler: Kube-scheduler: preempting to "
                      "accommodate a higher priority pod: default/pause2", [1])],

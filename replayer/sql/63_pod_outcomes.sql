@@ -89,7 +89,11 @@ o_evicted AS (
     WHERE d.first.reason = 'Evicted'),
 o_admission AS (
     SELECT d.uid, 'admission' AS cause, d.first.at AS at,
-           d.first.reason || ': ' || coalesce(trim(d.first.message), '')
+           -- the status message, else the kubelet's Event of the same reason (it outlives
+           -- a status cut short)
+           d.first.reason || ': ' || coalesce(nullif(trim(d.first.message), ''),
+               (SELECT arg_max(e.message, e.last_at) FROM pod_events e
+                WHERE e.uid = d.uid AND e.reason = d.first.reason), '(no message recorded)')
            || coalesce(' (on node ' || p.node || ')', '') AS detail,
            list_sort(list_distinct([d.first.event_id]
                || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
