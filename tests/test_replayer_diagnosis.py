@@ -254,11 +254,11 @@ def _oom_capture(tmp_path, limits: list[str]):
 
 
 def test_oom_killed_names_a_limit_the_owners_template_lowered(tmp_path):
-    con = _oom_capture(tmp_path, ["256Mi", "64Mi"])
+    con = _oom_capture(tmp_path, ["256Mi", "256Mi", "64Mi"])
     assert details(con, "web-1-a") == [
         "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
         "Deployment/web's template set it 256Mi at 2026-12-01T10:00:00Z, then 64Mi at "
-        "2026-12-01T10:01:00Z"]
+        "2026-12-01T10:02:00Z"]
 
 
 def test_oom_killed_with_a_template_unchanged_since_before_the_pod(tmp_path):

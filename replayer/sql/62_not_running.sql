@@ -169,7 +169,8 @@ owner_versions AS (
            w.template_memory_limits
     FROM owner_chain c
     JOIN (SELECT uid, arg_max(event_id, received_at) AS event_id FROM raw_events
-          WHERE received_at <= ts GROUP BY uid) l ON l.uid = c.owner_uid
+          WHERE received_at <= ts AND uid IN (SELECT owner_uid FROM owner_chain)
+          GROUP BY uid) l ON l.uid = c.owner_uid
     JOIN owner_refs o ON o.event_id = l.event_id AND o.controller
     JOIN raw_events r ON r.uid = o.owner_uid AND r.received_at <= ts
     JOIN workloads w ON w.event_id = r.event_id),
@@ -195,9 +196,11 @@ oom_notes AS (
                                         || '(the owner''s versions were not recorded)'
                 WHEN len(list_distinct([h.limit FOR h IN history])) > 1
                      OR (list_distinct([h.limit FOR h IN history]) <> [memory_limit])
+                    -- each change once (a rollout writes many versions of one template)
                     THEN owner || '''s template set it ' || array_to_string(
                         [coalesce(h.limit, 'none') || ' at ' || strftime(h.at, '%Y-%m-%dT%H:%M:%SZ')
-                         FOR h IN history], ', then ')
+                         FOR h, i IN history
+                         IF i = 1 OR h.limit IS DISTINCT FROM history[i - 1].limit], ', then ')
                 ELSE owner || '''s template unchanged in the recording since '
                      || strftime(history[1].at, '%Y-%m-%dT%H:%M:%SZ')
                      || CASE WHEN history[1].at > created_at
