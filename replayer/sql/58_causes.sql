@@ -47,7 +47,7 @@ INSERT OR REPLACE INTO cause_advice VALUES
     ('crash_loop', 'the container ran and exited: its termination message is above when it wrote one; read the previous run''s logs (kubectl logs --previous)'),
     ('oom_killed', 'the container used more memory than its limit: raise the limit or find what grows (the limit and whether the owner''s template changed it are above)'),
     ('run_container_error', 'the container never started, so it has no logs: the runtime''s message above names the command or executable it could not run — fix the command/args or the image''s entrypoint'),
-    ('init_container', 'the init container named above must finish before the app containers start: see its own failure above'),
+    ('init_container', 'the init container named above must finish before the app containers start: still running, it waits for something its logs name (kubectl logs -c NAME); otherwise its own failure is named first above'),
     ('sandbox', 'the pod''s sandbox cannot be created: for CNI errors check the network plugin on the node (its pods and logs); for a missing runtime handler, the RuntimeClass''s handler must be configured in the node''s container runtime'),
     ('evicted', 'the node ran short of the resource named above: set requests that match the usage (pods using more than they request are evicted first), or give the node more of it; the replacement pod, if any, is a new pod'),
     ('admission', 'the kubelet refused the pod it was bound to (usually a pod placed with spec.nodeName past the scheduler, or a race with other pods): let the scheduler place it, or fix what the message names'),
