@@ -266,3 +266,27 @@ def test_oom_killed_with_a_template_unchanged_since_before_the_pod(tmp_path):
     assert details(con, "web-1-a") == [
         "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
         "Deployment/web's template unchanged in the recording since 2026-12-01T10:00:00Z"]
+
+
+def test_an_eviction_cites_the_nodes_pressure_condition(tmp_path):
+    """Model test: public capture evicted-3 (kubernetes#122932) beside a version of its node
+    `kaapana` reporting DiskPressure (constructed: the issue did not paste the node)."""
+    import json
+    from replayer.replay import import_captures
+    from tests.replayer_data import DATA
+    pod = (DATA.parent / "public" / "evicted-3.json").read_text()
+    node = {"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": "kaapana", "uid": "00000000-0000-4000-8000-00000000e001"}, "status": {
+        "conditions": [{"type": "DiskPressure", "status": "True", "reason": "KubeletHasDiskPressure",
+                        "message": "kubelet has disk pressure",
+                        "lastHeartbeatTime": "2024-01-22T16:56:00Z",
+                        "lastTransitionTime": "2024-01-22T16:50:00Z"}]}}}
+    capture = tmp_path / "evicted.json"
+    capture.write_text(json.dumps(node) + "\n" + pod)
+    con = db.open_db(str(tmp_path / "evicted.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    assert rows(con, "SELECT c.detail, c.evidence FROM pod_outcomes_at(data_end()), "
+                     "unnest(causes) u(c)") == [
+        ("ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+         "Threshold quantity: 1Gi, available: 0. — node kaapana DiskPressure=True since "
+         "2024-01-22T16:50:00Z", [1, 2])]
