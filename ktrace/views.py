@@ -146,7 +146,10 @@ EXPLAIN = View("explain", "a list with one story per object the target names (a 
     C("last_seen", "its last record's receive time"),
     C("timeline", "its lifecycle steps: list of {step_no, step, time, component, derived, "
       "detail, evidence_event_id}"),
-    C("findings", "what ktrace found: list of {topic, sentence, evidence, advice}"),
+    C("findings", "what ktrace found: list of {topic, sentence, evidence, advice}; topic "
+                  "stuck (a cause holding it), outcome (how a pod ended: evicted, admission, "
+                  "preempted, oom_killed), race, recording, deletion, restarts, startup, slow "
+                  "or unknown; each cause's sentence carries the message that decides it"),
 ), names=("name",))
 
 STORY_STEPS = View("story_steps", "the steps of an explained object (its table)", (

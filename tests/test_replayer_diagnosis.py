@@ -31,7 +31,7 @@ def test_pods_that_never_start_or_get_ready(pending):
         ("Pod", "pending", "crashloop", "not_ready", "crash_loop", ["crash_loop"]),
         ("Pod", "pending", "image-pull", "pending", "image_pull", ["image_pull"]),
         ("Pod", "pending", "init-crashloop", "pending", "init_container", ["init_container"]),
-        ("Pod", "pending", "oomkilled", "not_ready", "crash_loop", ["crash_loop"]),
+        ("Pod", "pending", "oomkilled", "not_ready", "oom_killed", ["oom_killed"]),
         ("Pod", "pending", "pvc-missing-class", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "pvc-no-pv", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "run-error", "not_ready", "run_container_error", ["run_container_error"]),
@@ -56,13 +56,14 @@ def test_each_cause_says_what_the_evidence_says(pending):
     assert first("crashloop").startswith("app: CrashLoopBackOff, 3 restarts, last exit 1 (Error)")
     assert first("oomkilled").startswith("app: CrashLoopBackOff, 3 restarts, last exit 137 "
                                          "(OOMKilled)")
-    assert first("init-crashloop").startswith("init container init-db: CrashLoopBackOff, "
-                                              "3 restarts, last exit 1 (Error)")
+    assert "; memory limit 64Mi; no owner recorded: the pod's own spec sets it; " in first("oomkilled")
+    assert first("init-crashloop").startswith("crash_loop — init container init-db: "
+                                              "CrashLoopBackOff, 3 restarts, last exit 1 (Error)")
     assert first("config-error").startswith('app: CreateContainerConfigError, configmap '
                                             '"app-config" not found')
     assert first("run-error").startswith("app: RunContainerError, last exit 128 (StartError)")
-    assert first("unready") == ("Unhealthy: Readiness probe failed: HTTP probe failed with "
-                                "statuscode: 503")
+    assert first("unready") == ("Unhealthy, 2026-12-01T09:57:09Z: Readiness probe failed: "
+                                "HTTP probe failed with statuscode: 503")
     assert "exceeded quota: no-pods" in first("web-857bb4bd9d")
     assert first("web") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
                             "out progressing.")
@@ -172,3 +173,120 @@ def test_a_name_reused_before_the_old_pods_deletion_was_seen_ends_its_timeline(t
                      "WHERE uid LIKE '36ee2731%' ORDER BY step_no DESC LIMIT 1")
     assert last == [("deleted", "unknown", "name reused by pod "
                      "d208f561-c0bb-45e4-bab4-7f8c0adddae8: its deletion was not seen")]
+
+
+def test_a_pod_deleted_before_its_image_was_pulled_never_started(tmp_path):
+    """The recorded image-pull pod (ErrImagePull ⇄ ImagePullBackOff), then deleted as the
+    v1.37 kubelet ends it: every container terminated with its stand-in (status_manager.go:
+    ContainerStatusUnknown, exit 137, "could not be located when the pod was terminated"),
+    phase Failed, then DELETED. Its containers never ran: not 'exited cleanly', not killed."""
+    import json
+    from replayer.replay import import_captures
+    from tests.replayer_data import DATA
+    lines = [json.loads(line) for line in open(DATA / "pending" / "kubectl" / "pods.json")
+             if '"name":"image-pull"' in line.replace(" ", "")]
+    last = lines[-1]["object"]
+    gone = json.loads(json.dumps(last))
+    gone["metadata"].update(deletionTimestamp="2026-12-01T09:57:50Z",
+                            deletionGracePeriodSeconds=0,
+                            resourceVersion=str(int(last["metadata"]["resourceVersion"]) + 1000))
+    gone["status"]["phase"] = "Failed"
+    gone["status"]["containerStatuses"][0]["state"] = {"terminated": {
+        "exitCode": 137, "reason": "ContainerStatusUnknown",
+        "message": "The container could not be located when the pod was terminated"}}
+    capture = tmp_path / "pods.json"
+    capture.write_text("".join(json.dumps(x) + "\n" for x in lines + [
+        {"type": "MODIFIED", "object": gone}, {"type": "DELETED", "object": gone}]))
+    con = db.open_db(str(tmp_path / "gone.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    assert rows(con, "SELECT stop_verdict FROM pod_lifecycle") == [
+        ("never started (seen waiting, never running)",)]
+    assert "running" not in [s for (s,) in rows(con, "SELECT step FROM pod_transitions")]
+
+
+def _oom_capture(tmp_path, limits: list[str]):
+    """A model test of oom_killed's template note (given rows → expected rows; no recording
+    of a Deployment whose pods were OOM-killed exists yet): Deployment `web` recorded with
+    each memory limit in `limits` (one version per limit, a minute apart), its ReplicaSet,
+    and a pod crash-looping OOMKilled with the last limit, created after them."""
+    import json
+    from replayer.replay import import_captures
+    dep_uid, rs_uid = "00000000-0000-4000-8000-00000000d001", "00000000-0000-4000-8000-00000000d002"
+    def template(limit: str) -> dict:
+        return {"spec": {"containers": [{"name": "app", "resources": {"limits": {"memory": limit}}}]}}
+    records = [{"type": "ADDED" if i == 0 else "MODIFIED", "object": {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "uid": dep_uid, "generation": i + 1,
+                     "resourceVersion": str(10 + i), "creationTimestamp": "2026-12-01T10:00:00Z"},
+        "spec": {"replicas": 1, "template": template(limit)},
+        "status": {"conditions": [{"type": "Progressing", "status": "True",
+                                   "reason": "NewReplicaSetAvailable",
+                                   "lastTransitionTime": f"2026-12-01T10:0{i}:00Z"}]}}}
+        for i, limit in enumerate(limits)]
+    records.append({"type": "ADDED", "object": {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "shop", "uid": rs_uid, "resourceVersion": "30",
+                     "creationTimestamp": "2026-12-01T10:05:00Z",
+                     "ownerReferences": [{"kind": "Deployment", "name": "web", "uid": dep_uid,
+                                          "controller": True}]},
+        "spec": {"replicas": 1, "template": template(limits[-1])}}})
+    records.append({"type": "ADDED", "object": {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-1-a", "namespace": "shop", "resourceVersion": "40",
+                     "uid": "00000000-0000-4000-8000-00000000d003",
+                     "creationTimestamp": "2026-12-01T10:05:01Z",
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "uid": rs_uid,
+                                          "controller": True}]},
+        "spec": {"nodeName": "n1", "containers": [
+            {"name": "app", "resources": {"limits": {"memory": limits[-1]}}}]},
+        "status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": "False", "lastTransitionTime": "2026-12-01T10:05:02Z"}],
+            "containerStatuses": [{"name": "app", "ready": False, "restartCount": 2,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
+                                             "startedAt": "2026-12-01T10:05:20Z",
+                                             "finishedAt": "2026-12-01T10:05:30Z"}}}]}}})
+    capture = tmp_path / "oom.json"
+    capture.write_text("".join(json.dumps(r) + "\n" for r in records))
+    con = db.open_db(str(tmp_path / "oom.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    return con
+
+
+def test_oom_killed_names_a_limit_the_owners_template_lowered(tmp_path):
+    con = _oom_capture(tmp_path, ["256Mi", "256Mi", "64Mi"])
+    assert details(con, "web-1-a") == [
+        "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
+        "Deployment/web's template set it 256Mi at 2026-12-01T10:00:00Z, then 64Mi at "
+        "2026-12-01T10:02:00Z"]
+
+
+def test_oom_killed_with_a_template_unchanged_since_before_the_pod(tmp_path):
+    con = _oom_capture(tmp_path, ["64Mi"])
+    assert details(con, "web-1-a") == [
+        "app: CrashLoopBackOff, 2 restarts, last exit 137 (OOMKilled); memory limit 64Mi; "
+        "Deployment/web's template unchanged in the recording since 2026-12-01T10:00:00Z"]
+
+
+def test_an_eviction_cites_the_nodes_pressure_condition(tmp_path):
+    """Model test: public capture evicted-3 (kubernetes#122932) beside a version of its node
+    `kaapana` reporting DiskPressure (constructed: the issue did not paste the node)."""
+    import json
+    from replayer.replay import import_captures
+    from tests.replayer_data import DATA
+    pod = (DATA.parent / "public" / "evicted-3.json").read_text()
+    node = {"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": "kaapana", "uid": "00000000-0000-4000-8000-00000000e001"}, "status": {
+        "conditions": [{"type": "DiskPressure", "status": "True", "reason": "KubeletHasDiskPressure",
+                        "message": "kubelet has disk pressure",
+                        "lastHeartbeatTime": "2024-01-22T16:56:00Z",
+                        "lastTransitionTime": "2024-01-22T16:50:00Z"}]}}}
+    capture = tmp_path / "evicted.json"
+    capture.write_text(json.dumps(node) + "\n" + pod)
+    con = db.open_db(str(tmp_path / "evicted.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    assert rows(con, "SELECT c.detail, c.evidence FROM pod_outcomes_at(data_end()), "
+                     "unnest(causes) u(c)") == [
+        ("ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+         "Threshold quantity: 1Gi, available: 0. — node kaapana DiskPressure=True since "
+         "2024-01-22T16:50:00Z", [1, 2])]

@@ -77,3 +77,27 @@ def test_kubelet_failures_name_their_cause(con, line: dict):
             else "container_config")
     got = con.execute("SELECT kubelet_failure(?, ?)", [line["reason"], message]).fetchone()[0]
     assert got == want
+
+
+@pytest.mark.parametrize("line", [x for x in LINES if "image_pull_sub" in x["expected"]],
+                         ids=lambda x: x["message"][:60])
+def test_image_pull_sub_reasons(con, line: dict):
+    """The sub-reason read from the kubelet's reason and the registry's message
+    (image_pull_patterns in sql/58_causes.sql)."""
+    got = con.execute("SELECT image_pull_sub(?, ?)", [line["reason"], line["message"]]).fetchone()[0]
+    assert got == line["expected"]["image_pull_sub"]
+
+
+@pytest.mark.parametrize("line", [x for x in LINES if "eviction_resource" in x["expected"]],
+                         ids=lambda x: x["message"][:60])
+def test_eviction_resource(con, line: dict):
+    got = con.execute("SELECT eviction_resource(?), resource_pressure(eviction_resource(?))",
+                      [line["message"], line["message"]]).fetchone()
+    assert got == (line["expected"]["eviction_resource"], line["expected"]["pressure"])
+
+
+@pytest.mark.parametrize("line", [x for x in LINES if "sandbox_sub" in x["expected"]],
+                         ids=lambda x: x["message"][:60])
+def test_sandbox_sub_reasons(con, line: dict):
+    assert con.execute("SELECT sandbox_sub(?)", [line["message"]]).fetchone()[0] == \
+        line["expected"]["sandbox_sub"]

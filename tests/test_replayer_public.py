@@ -38,7 +38,7 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     "crash-loop-1": {("Pod", "crashloop"): ("crash_loop", "last exit 1 (Error)")},
     "crash-loop-2": {("Pod", "dns-example"): ("crash_loop", "last exit 0 (Completed)")},
     "crash-loop-3": {("Pod", "nsapp-fa868e46640f566de09528-0"): ("crash_loop", "617 restarts")},
-    "crash-loop-oom-2": {("Pod", "adsf-78687dd59f-8w42g"): ("crash_loop", "OOMKilled")},
+    "crash-loop-oom-2": {("Pod", "adsf-78687dd59f-8w42g"): ("oom_killed", "OOMKilled")},
     "container-config-1": {("Pod", "aegis-workload-demo-76f5f7dc46-vfldl"):
                            ("container_config", "couldn't find key VALUE in Secret")},
     "init-container-config-1": {("Pod", "sample-mychart-6bfc89db65-j9g9z"):
@@ -49,6 +49,10 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     "readiness-2": {("Pod", "gravity-site-xxxxxx"): ("readiness", "statuscode: 503")},
     "not-created-quota-1": {("ReplicaSet", "coder-benzo-my-workspace-6df987574"):
                             ("not_created", "exceeded quota")},
+    "sandbox-cni-1": {("Pod", "nfs-client-provisioner-59c5f46f5-d4nds"):
+                      ("sandbox", 'plugin type="calico" failed')},
+    "init-start-error-1": {("Pod", "unnamed-wordpress-pod"):
+                           ("init_container", "executable file not found in $PATH")},
 }
 SPECIMENS = sorted(p.stem for p in PUBLIC.glob("*.json"))
 
@@ -108,3 +112,125 @@ def test_a_pod_first_seen_mid_life_gets_derived_steps_and_no_verdict(loaded):
     assert restarted == [("jumpserver-reader: 21 restarts before first seen; last exit 137 "
                           "(OOMKilled)",)]
     assert rows(con, "SELECT count(*) FROM gaps WHERE category = 'slow'") == [(0,)]
+
+
+# file → the exact finding rows (kind, name, problem, cause, detail, evidence as record
+# positions in the file, 1-based) of pods that ended (pod_outcomes_at) or are held
+# (problems) by the causes issue 25 added; read from the raw data (EXPECTED.md)
+OUTCOMES: dict[str, list[tuple]] = {
+    "evicted-1": [("outcome", "unnamed-cstor-pool-pod", "evicted",
+                   "memory — Evicted: The node was low on resource: memory. Container "
+                   "cstor-pool-mgmt was using 27484Ki, which exceeds its request of 0. Container "
+                   "maya-exporter was using 9736Ki, which exceeds its request of 0. Container "
+                   "cstor-pool was using 51480Ki, which exceeds its request of 0. — the node's "
+                   "MemoryPressure condition: not recorded", [1])],
+    "evicted-2": [
+        ("outcome", "egg-unnamed-1", "evicted",
+         "memory — Evicted: The node was low on resource: memory. Container egg was using "
+         "5053216Ki, which exceeds its request of 0. — the node's MemoryPressure condition: "
+         "not recorded", [3]),
+        ("outcome", "egg-unnamed-2", "evicted",
+         "node_condition — Evicted: The node had condition: [MemoryPressure]. — the node's "
+         "MemoryPressure condition: not recorded", [7])],
+    "evicted-3": [("outcome", "maintenancepage-765549c948-p76fh", "evicted",
+                   "ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+                   "Threshold quantity: 1Gi, available: 0. — node kaapana's DiskPressure "
+                   "condition: not recorded", [1])],
+    "evicted-4": [("outcome", "infras-logstash-d484d57fc-rkx95", "evicted",
+                   "ephemeral-storage — Evicted: The node was low on resource: ephemeral-storage. "
+                   "Threshold quantity: 30Gi, available: 24094024Ki. Container infras-logstash "
+                   "was using 2456Ki, request is 0, has larger consumption of ephemeral-storage. "
+                   "— node 192.168.250.5's DiskPressure condition: not recorded", [1])],
+    "admission-outofcpu-1": [("outcome", "batch-101-job-2751-90f13d", "admission",
+                              "OutOfcpu: Pod Node didn't have enough resource: cpu, requested: "
+                              "600, used: 7371, capacity: 7910 (on node "
+                              "gke-vdc-non-preemptible-pool-0106a51b-5znv)", [1])],
+    "admission-outofcpu-2": [("outcome", "vm-stress-0050-dz557", "admission",
+                              "OutOfcpu: Node didn't have enough resource: cpu, requested: 1000, "
+                              "used: 94939, capacity: 95690 (on node "
+                              "i-08d5967318f466dd4.eu-west-1.compute.internal)", [1, 5])],
+    "preempted-1": [("outcome", "pause1", "preempted",
+                     "DisruptionTarget PreemptionByKubeScheduler: Kube-scheduler: preempting to "
+                     "accommodate a higher priority pod: default/pause2", [1])],
+    "sandbox-cni-1": [("pending", "nfs-client-provisioner-59c5f46f5-d4nds", "sandbox",
+                       'cni — FailedCreatePodSandBox, 2022-12-30T11:58:19Z: Failed to create pod '
+                       'sandbox: rpc error: code = Unknown desc = failed to setup network for '
+                       'sandbox "cb8a846be7902a752bae7f4cdee280111ba8f005e90b6b68c7062bd1cb68a7b4":'
+                       ' plugin type="calico" failed (add): connection is unauthorized: '
+                       'Unauthorized', [3])],
+    "init-start-error-1": [("pending", "unnamed-wordpress-pod", "init_container",
+                            'run_container_error — init container init-command: '
+                            'RunContainerError, last exit 128 (StartError): failed to create '
+                            'containerd task: OCI runtime create failed: container_linux.go:370: '
+                            'starting container process caused: exec: "echo demo-wordpress": '
+                            'executable file not found in $PATH: unknown', [1])],
+    "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
+                      "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
+                      "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],
+}
+FINDINGS = ("SELECT 'outcome', name, c.cause, c.detail, c.evidence FROM pod_outcomes_at(data_end()), "
+            "unnest(causes) u(c) UNION ALL SELECT problem, name, c.cause, c.detail, c.evidence "
+            "FROM problems, unnest(causes) u(c) ORDER BY 2, 3")
+
+
+@pytest.mark.parametrize("name", sorted(OUTCOMES))
+def test_the_whole_finding_row(loaded, name: str):
+    """Cause, detail with the decisive message, and the evidence records (by their position
+    in the file: the loader numbers records in file order)."""
+    con = loaded[name]
+    first = rows(con, "SELECT min(event_id) - 1 FROM raw_events")[0][0]
+    found = [(p, n, c, d, [e - first for e in ev]) for p, n, c, d, ev in rows(con, FINDINGS)]
+    assert found == OUTCOMES[name]
+
+
+def test_advice_fits_the_case(loaded):
+    """A container that never started has no logs: its advice names the command."""
+    con = loaded["init-start-error-1"]
+    advice = rows(con, "SELECT finding_advice(c.cause, c.detail) FROM problems, "
+                       "unnest(causes) u(c)")[0][0]
+    assert "never started, so it has no logs" in advice and "read" not in advice
+    assert rows(loaded["sandbox-cni-1"], "SELECT finding_advice(c.cause, c.detail) "
+                                         "FROM problems, unnest(causes) u(c)")[0][0].startswith(
+        "the network plugin failed")
+
+
+def test_a_node_under_pressure_is_a_node_finding(loaded):
+    assert rows(loaded["node-pressure-1"], "SELECT name, conditions, since::VARCHAR, detail "
+                                           "FROM node_pressure_at(data_end())") == [
+        ("kubernetes-master", ["DiskPressure"], "2020-08-04 17:32:06",
+         "DiskPressure=True since 2020-08-04T17:32:06Z (KubeletHasDiskPressure)")]
+
+
+def test_containers_the_kubelet_lost_ended_unseen(loaded):
+    """ContainerStatusUnknown's exit 137 is the kubelet's stand-in, not a SIGKILL seen."""
+    assert rows(loaded["evicted-3"], "SELECT stop_verdict FROM pod_lifecycle") == [
+        ("ended unseen (ContainerStatusUnknown: the kubelet could not locate them)",)]
+
+
+def test_a_gated_pod_waits_on_its_named_gates(loaded):
+    """Not a failure (score 40): reported only past the threshold. The capture's AGE column
+    says `kubectl get` ran 7 s after creation; judged then with a 5 s threshold."""
+    con = loaded["scheduling-gated-1"]
+    found = rows(con, "SELECT name, problem, stuck_for_s, c.cause, c.detail, c.evidence "
+                      "FROM not_running_at(data_end() + INTERVAL 7 SECOND, threshold_s := 5), "
+                      "unnest(causes) u(c)")
+    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
+    assert found == [("test-pod", "pending", 7.0, "scheduling_gated",
+                      "waiting on scheduling gates foo, bar — PodScheduled=False SchedulingGated"
+                      " — Scheduling is blocked due to non-empty scheduling gates", [first])]
+
+
+def test_explain_tells_how_a_pod_ended_and_what_fits(loaded):
+    from replayer.analyses.explain import explain
+    [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")
+    outcome = [f for f in story.findings if f.topic == "outcome"]
+    assert [f.sentence for f in outcome] == [
+        "Evicted at 2024-01-22T16:57:07.000000Z: evicted — ephemeral-storage — Evicted: The "
+        "node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 0. — "
+        "node kaapana's DiskPressure condition: not recorded"]
+    assert outcome[0].advice.startswith("the node ran short of the resource named above")
+    assert not [f for f in story.findings if f.topic == "stuck"]  # terminal, never stuck
+    [story] = explain(loaded["init-start-error-1"], "unnamed-wordpress-pod")
+    [stuck] = [f for f in story.findings if f.topic == "stuck"]
+    assert 'exec: "echo demo-wordpress": executable file not found in $PATH' in stuck.sentence
+    assert stuck.advice.startswith("the container never started, so it has no logs")

@@ -82,7 +82,7 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
                                     "detail, evidence_event_id FROM pod_transitions "
                                     "WHERE list_contains(?, uid) ORDER BY uid, step_no", [uids]))
     findings = {uid: [] for uid in uids}
-    for collect in (_stuck, _race, _lifecycle, _gaps, _unseen):
+    for collect in (_stuck, _outcome, _race, _lifecycle, _gaps, _unseen):
         for uid, finding in collect(con, uids):
             findings[uid].append(finding)
     stories = []
@@ -128,19 +128,39 @@ def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """Judged at the end of each object's cluster's data (as ``ktrace stuck`` judges)."""
     found, rows = [], []
     for cluster in clusters(con):
-        rows += _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, "
-                            "  c.detail, c.evidence, a.advice "
-                            "FROM problems_at(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
-                            "LEFT JOIN cause_advice a ON a.cause = c.cause "
-                            "WHERE list_contains(?, p.uid) AND p.uid IN "
-                            "  (SELECT uid FROM raw_events WHERE cluster = ?)",
-                       [data_end(con, cluster), uids, cluster])
+        rows += _causes(con, "problems_at", data_end(con, cluster), uids, cluster)
     for row in rows:
         state = PROBLEM_STATES.get(row["problem"], "Stuck")
         found.append((row["uid"], Finding(
             "stuck", f"{state} for {_seconds(row['stuck_for_s'])} (since {_time(row['since'])}):"
                      f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])))
     return found
+
+
+def _causes(con: duckdb.DuckDBPyConnection, macro: str, at: datetime, uids: list[str],
+            cluster: str) -> list[dict[str, Any]]:
+    """Every cause ``macro`` (problems_at, pod_outcomes_at) finds for ``uids`` at ``at``, with
+    the advice that fits its sub-reason (finding_advice)."""
+    return _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
+                       "  c.evidence, finding_advice(c.cause, c.detail) AS advice "
+                       f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
+                       "WHERE list_contains(?, p.uid) AND p.uid IN "
+                       "  (SELECT uid FROM raw_events WHERE cluster = ?)", [at, uids, cluster])
+
+
+OUTCOMES = {"evicted": "Evicted", "admission": "Rejected by the kubelet",
+            "preempted": "Preempted", "oom_killed": "Ended OOM-killed"}
+
+
+def _outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed)."""
+    rows = []
+    for cluster in clusters(con):
+        rows += _causes(con, "pod_outcomes_at", data_end(con, cluster), uids, cluster)
+    return [(r["uid"], Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
+                                          f"{_time(r['since'])}: {r['cause']} — {r['detail']}",
+                               r["evidence"] or [], r["advice"]))
+            for r in rows]
 
 
 def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:

@@ -66,6 +66,13 @@ WHERE type NOT IN ('DELETED', 'INFERRED_DELETED');
 -- The end of the data: the default "now" of stuck_at and friends.
 CREATE OR REPLACE MACRO data_end() AS (SELECT max(received_at) FROM raw_events);
 
+-- Whether a terminated container status is the end of a run (not a start that failed, nor
+-- the kubelet's stand-in for a container it could not find).
+CREATE OR REPLACE MACRO ran_to_end(reason, exit_code) AS
+    coalesce(reason, '') NOT IN ('ContainerCannotRun', 'StartError', 'RunContainerError',
+                                 'CreateContainerError', 'ContainerStatusUnknown')
+    AND coalesce(exit_code, 0) NOT IN (127, 128);
+
 -- Pod versions with their typed facts and the conditions and container counts the
 -- lifecycle needs (non-init containers only).
 CREATE OR REPLACE VIEW pod_versions AS
@@ -73,15 +80,18 @@ WITH cs AS (
     SELECT event_id, count(*) AS containers,
            count(*) FILTER (WHERE state = 'running') AS containers_running,
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
+           count(*) FILTER (WHERE state = 'waiting') AS containers_waiting,
            min(started_at) AS containers_started_at, max(finished_at) AS containers_finished_at,
            min(last_started_at) AS containers_last_started_at,
-           -- containers that ran at all: a runtime that could not start one (exit 127/128,
-           -- ContainerCannotRun, StartError) still reports a start time
+           -- containers that ran at all: one running, or a run that ended (now or last
+           -- time). A runtime that could not start one (exit 127/128, ContainerCannotRun,
+           -- StartError) still reports a start time; a container the kubelet never found
+           -- (ContainerStatusUnknown) and one still waiting (image pull, config) never ran
            count(*) FILTER (WHERE state = 'running'
-                            OR (coalesce(reason, last_reason) IS NOT NULL
-                                AND coalesce(reason, last_reason) NOT IN ('ContainerCannotRun',
-                                    'StartError', 'RunContainerError', 'CreateContainerError')
-                                AND coalesce(exit_code, last_exit_code) NOT IN (127, 128)))
+                            OR (state = 'terminated' AND ran_to_end(reason, exit_code))
+                            OR (last_reason IS NOT NULL AND ran_to_end(last_reason, last_exit_code))
+                            -- the kubelet's own word that it ran before it lost it
+                            OR last_message LIKE '%The container used to be Running%')
                AS containers_ran,
            sum(restart_count)::INTEGER AS restarts,
            list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
@@ -102,6 +112,7 @@ SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prest
        coalesce(cs.containers, 0) AS containers,
        coalesce(cs.containers_running, 0) AS containers_running,
        coalesce(cs.containers_terminated, 0) AS containers_terminated,
+       coalesce(cs.containers_waiting, 0) AS containers_waiting,
        cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
        coalesce(cs.containers_ran, 0) AS containers_ran,
        coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons

@@ -93,3 +93,58 @@ CREATE OR REPLACE MACRO kubelet_failure(reason, message) AS CASE
          OR message ILIKE 'Error: failed to create containerd task%'
          OR message ILIKE 'Error: container create failed%' OR message ILIKE '%StartError%'
         THEN 'run_container_error' END;
+
+-- The resource a kubelet eviction names (pkg/kubelet/eviction/helpers.go, 1.27–1.37):
+--   "The node was low on resource: memory. Threshold quantity: 100Mi, available: 52Mi. …"
+--   → memory (also ephemeral-storage, pids, inodes); 1.6's "… resource: [MemoryPressure]."
+--   and the admission-time "The node had condition: [DiskPressure]. " → the condition's
+--   resource; "Container x exceeded its local ephemeral storage limit …", "Pod ephemeral
+--   local storage usage exceeds …", "Usage of EmptyDir volume … exceeds the limit …" →
+--   ephemeral-storage. NULL when the message names none.
+CREATE OR REPLACE MACRO pressure_resource(condition) AS CASE condition
+    WHEN 'MemoryPressure' THEN 'memory' WHEN 'DiskPressure' THEN 'ephemeral-storage'
+    WHEN 'PIDPressure' THEN 'pids' END;
+
+CREATE OR REPLACE MACRO eviction_resource(msg) AS CASE
+    WHEN msg ILIKE '%exceeded its local ephemeral storage limit%'
+         OR msg ILIKE '%ephemeral local storage usage exceeds%'
+         OR msg ILIKE 'Usage of EmptyDir volume%' THEN 'ephemeral-storage'
+    ELSE coalesce(
+        pressure_resource(regexp_extract(msg, '(?:low on resource|had condition): \[(\w+)\]', 1)),
+        nullif(regexp_extract(msg, 'low on resource: ([a-z.-]+[a-z])', 1), '')) END;
+
+-- The node condition a resource's shortage raises (signalToNodeCondition in
+-- pkg/kubelet/eviction/helpers.go).
+CREATE OR REPLACE MACRO resource_pressure(resource) AS CASE
+    WHEN resource = 'memory' THEN 'MemoryPressure'
+    WHEN resource IN ('ephemeral-storage', 'nodefs', 'imagefs', 'inodes') THEN 'DiskPressure'
+    WHEN resource = 'pids' THEN 'PIDPressure' END;
+
+-- What a FailedCreatePodSandBox message says failed: `runtime_handler` (containerd's
+-- `no runtime for "x" is configured`, CRI-O's "failed to find runtime handler"), `cni`
+-- (the network plugin: "failed to setup network for sandbox", dockershim's "networkPlugin
+-- cni failed", "plugin type=…"), else `other`.
+CREATE OR REPLACE MACRO sandbox_sub(msg) AS CASE
+    WHEN msg ILIKE '%no runtime for%' OR msg ILIKE '%runtime handler%'
+         OR msg ILIKE '%RuntimeHandler%' THEN 'runtime_handler'
+    WHEN msg ILIKE '%network for sandbox%' OR msg ILIKE '%networkPlugin cni%'
+         OR msg ILIKE '%plugin type=%' OR msg ILIKE '%cni%' OR msg ILIKE '% network: %'
+        THEN 'cni'
+    ELSE 'other' END;
+
+-- A time span for a detail: "2026-12-01T09:57:04Z" or "… – 09:57:40Z" (the date once
+-- when both ends share it).
+CREATE OR REPLACE MACRO span_label(first_at, last_at) AS CASE
+    WHEN first_at IS NULL AND last_at IS NULL THEN NULL
+    WHEN last_at IS NULL OR first_at IS NULL OR first_at = last_at
+        THEN strftime(coalesce(first_at, last_at), '%Y-%m-%dT%H:%M:%SZ')
+    WHEN first_at::DATE = last_at::DATE
+        THEN strftime(first_at, '%Y-%m-%dT%H:%M:%SZ') || ' – ' || strftime(last_at, '%H:%M:%SZ')
+    ELSE strftime(first_at, '%Y-%m-%dT%H:%M:%SZ') || ' – '
+         || strftime(last_at, '%Y-%m-%dT%H:%M:%SZ') END;
+
+-- One Event (or several with the same reason and message) as a detail states it:
+-- "Failed ×4, 2026-12-01T09:57:04Z – 09:57:40Z: Failed to pull image …".
+CREATE OR REPLACE MACRO event_line(reason, message, count, first_at, last_at) AS
+    reason || CASE WHEN count > 1 THEN ' ×' || count ELSE '' END
+    || coalesce(', ' || span_label(first_at, last_at), '') || ': ' || message;

@@ -52,7 +52,11 @@ stops AS (
            arg_min(containers_finished_at, version_no)
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS finished_at,
-           max(restarts) AS restarts
+           arg_min(exit_reasons, version_no) FILTER (WHERE containers > 0
+                                                     AND containers_terminated = containers)
+               AS exit_reasons,
+           max(restarts) AS restarts, max(containers_ran) AS ran,
+           max(containers_waiting) AS waited
     FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
@@ -84,6 +88,13 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
        s.first_seen_at, coalesce(s.derived_steps, []) AS derived_steps,
        coalesce(t.restarts, 0) AS restarts, t.deadline_at, t.exit_codes,
        CASE WHEN t.exit_codes IS NULL THEN NULL
+            -- a pod deleted before any container ran (an image never pulled): its
+            -- terminated states are the kubelet's stand-ins, not exits
+            WHEN t.ran = 0 AND t.waited > 0
+                THEN 'never started (seen waiting, never running)'
+            -- ContainerStatusUnknown's 137 is the kubelet's stand-in for a container it lost
+            WHEN list_distinct(t.exit_reasons) = ['ContainerStatusUnknown']
+                THEN 'ended unseen (ContainerStatusUnknown: the kubelet could not locate them)'
             WHEN list_contains(t.exit_codes, 137) AND t.finished_at >= t.deadline_at - INTERVAL 1 SECOND
                 THEN 'did not exit on SIGTERM; killed at the deadline'
             WHEN list_contains(t.exit_codes, 137) THEN 'killed (SIGKILL, exit 137) before the deadline'

@@ -3,13 +3,55 @@
 -- Ready) or `unknown` (no status recorded: reported only on evidence of a failure) — for
 -- longer than threshold_s, or at once when the evidence shows a failure (a cause scored 50 or more: an image that cannot be pulled
 -- does not need a minute to be conclusive). Each has ranked causes from cause_scores, each
--- with its evidence records. Pods being deleted are stuck_at's; finished pods (Succeeded,
--- Failed) are not stuck. Documented in docs/projections.md.
+-- with its evidence records and the message that decides it (a container's waiting
+-- message, its last run's termination reason, exit code and message, the Events' text
+-- deduplicated with their count and first/last time). Pods being deleted are stuck_at's;
+-- finished pods (Succeeded, Failed — evicted, rejected at admission) are not stuck: they
+-- are pod_outcomes_at's. Documented in docs/projections.md.
+
+-- container_failure(…): the cause one container status shows (app and init containers
+-- alike; NULL: none). A last run that could not start (StartError, exit 127/128) is
+-- run_container_error even in CrashLoopBackOff: it never ran, so it has no logs.
+CREATE OR REPLACE MACRO container_failure(state, reason, exit_code, last_reason,
+                                          last_exit_code, restart_count) AS CASE
+    WHEN reason IN ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName',
+                    'ErrImageNeverPull', 'RegistryUnavailable', 'ImageInspectError',
+                    'SignatureValidationFailed') THEN 'image_pull'
+    WHEN reason = 'CreateContainerConfigError' THEN 'container_config'
+    WHEN reason IN ('RunContainerError', 'CreateContainerError', 'StartError',
+                    'ContainerCannotRun', 'PreCreateHookError', 'PostStartHookError',
+                    'PreStartHookError')
+         OR last_reason IN ('StartError', 'ContainerCannotRun')
+         OR last_exit_code IN (127, 128) THEN 'run_container_error'
+    WHEN last_reason = 'OOMKilled' OR (state = 'terminated' AND reason = 'OOMKilled')
+        THEN 'oom_killed'
+    WHEN reason = 'CrashLoopBackOff' THEN 'crash_loop'
+    WHEN restart_count > 0 AND last_exit_code IS DISTINCT FROM 0 THEN 'crash_loop' END;
+
+-- failure_covers(cause, failure): whether Events naming `failure` are about a container
+-- whose status shows `cause` (the restart back-off of an OOM-killed container or of one
+-- that cannot start is that cause's, not another crash loop).
+CREATE OR REPLACE MACRO failure_covers(cause, failure) AS
+    cause = failure OR (failure = 'crash_loop' AND cause IN ('oom_killed', 'run_container_error'));
+
+-- container_line(…): one container as a detail states it: "app: CrashLoopBackOff, 3
+-- restarts, last exit 1 (Error): <its termination message>, <waiting message>".
+CREATE OR REPLACE MACRO container_line(b) AS
+    b.name || ': ' || concat_ws(', ',
+        coalesce(b.reason, b.state),
+        CASE WHEN b.exit_code IS NOT NULL THEN 'exit ' || b.exit_code END,
+        CASE WHEN b.restart_count > 0 THEN b.restart_count || ' restarts' END,
+        CASE WHEN b.last_exit_code IS NOT NULL THEN 'last exit ' || b.last_exit_code
+             || coalesce(' (' || b.last_reason || ')', '')
+             || coalesce(': ' || nullif(trim(b.last_message), ''), '') END,
+        CASE WHEN NOT contains(coalesce(b.last_message, ''), b.message) THEN b.message END);
+
+
 
 CREATE OR REPLACE MACRO not_running_at(ts, threshold_s := 60) AS TABLE
 WITH live_pods AS MATERIALIZED (
     SELECT l.uid, l.cluster, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
-           p.phase, p.node_name, p.claim_names
+           p.phase, p.node_name, p.claim_names, p.scheduling_gates
     FROM state_at(ts) l JOIN pods p USING (event_id)
     WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
       AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
@@ -17,9 +59,9 @@ WITH live_pods AS MATERIALIZED (
 pod_conditions AS (
     SELECT c.event_id, any_value(c.status) FILTER (WHERE c.type = 'Ready') AS ready,
            any_value(c.last_transition) FILTER (WHERE c.type = 'Ready') AS ready_transition,
-           -- (the two fields read, not the whole row: every column of every condition
+           -- (the fields read, not the whole row: every column of every condition
            -- row packed into a struct cost a third of not_running_at at 1M events)
-           any_value({'status': c.status, 'message': c.message})
+           any_value({'status': c.status, 'reason': c.reason, 'message': c.message})
                FILTER (WHERE c.type = 'PodScheduled') AS scheduled,
            count(*) AS conditions
     FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live_pods) GROUP BY c.event_id),
@@ -43,19 +85,45 @@ stuck AS (
     FROM pod
     WHERE ready_status IS DISTINCT FROM 'True'),
 events AS (
-    SELECT s.uid, e.reason, e.message, e.type, e.event_id,
-           coalesce(e.last_time, r.received_at) AS event_at
+    SELECT s.uid, e.reason, e.message, e.type, e.event_id, e.count,
+           e.regarding_field_path AS field_path,
+           coalesce(e.first_time, e.last_time, r.received_at) AS first_at,
+           coalesce(e.last_time, r.received_at) AS event_at,
+           -- an Event object's count is cumulative: its latest version counts
+           row_number() OVER (PARTITION BY coalesce(e.uid, e.event_id::VARCHAR)
+                              ORDER BY r.received_at DESC, e.event_id DESC) = 1 AS latest
     FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
     JOIN raw_events r ON r.event_id = e.event_id
     WHERE r.received_at <= ts),
--- each reason's last Event, and the failure its message names (classified once here, not
--- at each of the four places that compare it)
-last_event AS (
-    SELECT *, kubelet_failure(reason, message) AS failure
-    FROM (SELECT uid, reason, arg_max(message, row(event_at, event_id)) AS message,
-                 min(event_at) AS first_at,
+-- one group per (pod, reason, message): the text once, with its count and first/last
+-- time, and the failure it names (classified once here, not at each place that compares it)
+event_groups AS (
+    SELECT *, kubelet_failure(reason, message) AS failure,
+           -- "Error: ErrImagePull" only repeats a reason; the text beside it decides
+           regexp_full_match(message, 'Error: \w+') AS bare,
+           event_line(reason, message, count, first_at, last_at) AS line
+    FROM (SELECT uid, reason, message, any_value(field_path) AS field_path, any_value(type) AS type,
+                 sum(count) FILTER (WHERE latest)::INTEGER AS count,
+                 min(first_at) AS first_at, max(event_at) AS last_at,
                  list(event_id ORDER BY event_at DESC, event_id DESC)[1:3] AS ids
-          FROM events GROUP BY uid, reason)),
+          FROM events GROUP BY uid, reason, message)),
+-- each reason's last Event
+last_event AS (
+    SELECT uid, reason, arg_max(message, last_at) AS message, min(first_at) AS first_at,
+           max(last_at) AS last_at, sum(count)::INTEGER AS count,
+           flatten(list(ids ORDER BY last_at DESC))[1:3] AS ids
+    FROM event_groups GROUP BY uid, reason),
+-- the Events naming each failure: their deduplicated lines (the decisive ones, not a
+-- bare "Error: <reason>" when there is more) and every message, for sub-reasons
+failure_events AS (
+    SELECT uid, failure,
+           coalesce(list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
+                         ORDER BY last_at DESC, reason, message) FILTER (WHERE NOT bare),
+                    list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
+                         ORDER BY last_at DESC, reason, message)) AS items,
+           string_agg(message, ' ') AS messages,
+           flatten(list(ids ORDER BY last_at DESC, reason, message)) AS ids
+    FROM event_groups WHERE failure IS NOT NULL GROUP BY uid, failure),
 box AS (
     SELECT s.uid, k.* EXCLUDE (event_id, uid)
     FROM stuck s JOIN containers k USING (event_id)),
@@ -64,63 +132,136 @@ c_unschedulable AS (
            concat_ws(' — ',
                array_to_string(list_distinct([x.category FOR x IN
                    scheduling_reasons(coalesce(e.message, s.scheduled.message)).reasons]), ', '),
-               coalesce(e.message, s.scheduled.message)) AS detail,
+               coalesce(e.message, s.scheduled.message))
+           -- how long the scheduler has been saying so
+           || coalesce('; FailedScheduling' || CASE WHEN e.count > 1 THEN ' ×' || e.count ELSE '' END
+                       || ', ' || span_label(e.first_at, e.last_at), '') AS detail,
            [s.event_id] || coalesce(e.ids, []) AS evidence
     FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
-    WHERE s.node_name IS NULL
+    WHERE s.node_name IS NULL AND s.scheduled.reason IS DISTINCT FROM 'SchedulingGated'
       AND (s.scheduled.status = 'False' OR e.uid IS NOT NULL)),
+-- held on purpose (KEP-3521): not a failure, named with its gates
+c_gated AS (
+    SELECT s.uid, 'scheduling_gated' AS cause,
+           concat_ws(' — ', 'waiting on scheduling gates '
+                            || coalesce(nullif(array_to_string(s.scheduling_gates, ', '), ''),
+                                        '(not recorded)'),
+                     'PodScheduled=False SchedulingGated', s.scheduled.message) AS detail,
+           [s.event_id] AS evidence
+    FROM stuck s
+    WHERE s.node_name IS NULL AND s.scheduled.reason = 'SchedulingGated'),
 c_waiting AS (
-    SELECT b.uid,
-           CASE WHEN b.reason IN ('ErrImagePull', 'ImagePullBackOff', 'InvalidImageName',
-                                  'ErrImageNeverPull', 'RegistryUnavailable',
-                                  'ImageInspectError', 'SignatureValidationFailed')
-                    THEN 'image_pull'
-                WHEN b.reason = 'CrashLoopBackOff' THEN 'crash_loop'
-                WHEN b.reason = 'CreateContainerConfigError' THEN 'container_config'
-                WHEN b.reason IN ('RunContainerError', 'CreateContainerError', 'StartError',
-                                  'ContainerCannotRun', 'PreCreateHookError',
-                                  'PostStartHookError', 'PreStartHookError')
-                     OR b.last_exit_code IN (127, 128) THEN 'run_container_error'
-                WHEN b.restart_count > 0 AND b.last_exit_code IS DISTINCT FROM 0 THEN 'crash_loop'
-           END AS cause, b.*
+    SELECT b.uid, container_failure(b.state, b.reason, b.exit_code, b.last_reason,
+                                    b.last_exit_code, b.restart_count) AS cause, b.*
     FROM box b WHERE NOT b.init OR b.sidecar),
+-- the memory limit of an OOM-killed container and what the owner's recorded template
+-- versions say of it (the pod's controller, or that controller's: ReplicaSet → Deployment)
+owner_chain AS (
+    SELECT s.uid, o.owner_uid, o.owner_kind || '/' || o.owner_name AS owner, 1 AS depth
+    FROM stuck s JOIN owner_refs o ON o.event_id = s.event_id AND o.controller
+    WHERE s.uid IN (SELECT uid FROM c_waiting WHERE cause = 'oom_killed')),
+owner_versions AS (
+    SELECT c.uid, c.owner, c.depth, r.received_at, r.event_id, w.template_memory_limits
+    FROM owner_chain c JOIN raw_events r ON r.uid = c.owner_uid AND r.received_at <= ts
+    JOIN workloads w USING (event_id)
+    UNION ALL
+    SELECT c.uid, o.owner_kind || '/' || o.owner_name, 2, r.received_at, r.event_id,
+           w.template_memory_limits
+    FROM owner_chain c
+    JOIN (SELECT uid, arg_max(event_id, received_at) AS event_id FROM raw_events
+          WHERE received_at <= ts AND uid IN (SELECT owner_uid FROM owner_chain)
+          GROUP BY uid) l ON l.uid = c.owner_uid
+    JOIN owner_refs o ON o.event_id = l.event_id AND o.controller
+    JOIN raw_events r ON r.uid = o.owner_uid AND r.received_at <= ts
+    JOIN workloads w ON w.event_id = r.event_id),
+oom_limits AS (
+    SELECT w.uid, w.name,
+           coalesce(any_value(w.memory_limit), CASE WHEN bool_or(w.in_spec) THEN 'none'
+                                                    ELSE 'unknown (its spec was not recorded)' END)
+               AS memory_limit,
+           -- the top owner's template: its versions' limits for this container, in order
+           arg_max(v.owner, v.depth) AS owner,
+           list({'at': v.received_at, 'limit': v.template_memory_limits[w.name],
+                 'id': v.event_id} ORDER BY v.received_at, v.event_id)
+               FILTER (WHERE v.depth = (SELECT max(depth) FROM owner_versions x
+                                        WHERE x.uid = w.uid)) AS history,
+           any_value(s.created_at) AS created_at,
+           EXISTS (SELECT 1 FROM owner_chain c WHERE c.uid = w.uid) AS has_owner
+    FROM c_waiting w JOIN stuck s USING (uid) LEFT JOIN owner_versions v ON v.uid = w.uid
+    WHERE w.cause = 'oom_killed' GROUP BY w.uid, w.name),
+oom_notes AS (
+    SELECT uid, name, 'memory limit ' || memory_limit || '; ' ||
+           CASE WHEN NOT has_owner THEN 'no owner recorded: the pod''s own spec sets it'
+                WHEN owner IS NULL THEN 'whether the owner''s template changed it: unknown '
+                                        || '(the owner''s versions were not recorded)'
+                WHEN len(list_distinct([h.limit FOR h IN history])) > 1
+                     OR (list_distinct([h.limit FOR h IN history]) <> [memory_limit])
+                    -- each change once (a rollout writes many versions of one template)
+                    THEN owner || '''s template set it ' || array_to_string(
+                        [coalesce(h.limit, 'none') || ' at ' || strftime(h.at, '%Y-%m-%dT%H:%M:%SZ')
+                         FOR h, i IN history
+                         IF i = 1 OR h.limit IS DISTINCT FROM history[i - 1].limit], ', then ')
+                ELSE owner || '''s template unchanged in the recording since '
+                     || strftime(history[1].at, '%Y-%m-%dT%H:%M:%SZ')
+                     || CASE WHEN history[1].at > created_at
+                             THEN '; before that (when the pod began) unknown' ELSE '' END
+           END AS note,
+           [h.id FOR h IN history][-1:] AS ids
+    FROM oom_limits),
 c_containers AS (
-    SELECT w.uid, w.cause,
-           string_agg(w.name || ': ' || concat_ws(', ',
-                   coalesce(w.reason, w.state),
-                   CASE WHEN w.restart_count > 0 THEN w.restart_count || ' restarts' END,
-                   CASE WHEN w.last_exit_code IS NOT NULL THEN 'last exit ' || w.last_exit_code
-                        || coalesce(' (' || w.last_reason || ')', '') END,
-                   w.message), '; ' ORDER BY w.name)
-               || coalesce('; ' || any_value(e.message), '') AS detail,
-           [any_value(s.event_id)] || coalesce(flatten(list(e.ids)), []) AS evidence
-    FROM c_waiting w JOIN stuck s USING (uid)
-    LEFT JOIN last_event e ON e.uid = w.uid AND e.failure = w.cause
-    WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause),
+    SELECT uid, cause,
+           CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
+                ELSE '' END || detail
+           -- the Events' lines that say more than the container status already does
+           || coalesce('; ' || nullif(array_to_string([i.line FOR i IN coalesce(items, [])
+                                                       IF NOT contains(detail, i.text)], '; '),
+                                      ''), '') AS detail,
+           evidence
+    FROM (SELECT w.uid, w.cause, min(w.reason) AS reason,
+                 concat_ws(' ', string_agg(w.message, ' '), any_value(fe.messages)) AS messages,
+                 string_agg(container_line(w) || coalesce('; ' || o.note, ''), '; '
+                            ORDER BY w.name) AS detail,
+                 any_value(fe.items) AS items,
+                 [any_value(s.event_id)] || coalesce(any_value(fe.ids), [])
+                     || coalesce(flatten(list(o.ids)), []) AS evidence
+          FROM c_waiting w JOIN stuck s USING (uid)
+          LEFT JOIN failure_events fe ON fe.uid = w.uid AND failure_covers(w.cause, fe.failure)
+          LEFT JOIN oom_notes o ON o.uid = w.uid AND o.name = w.name
+          WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause)),
+-- an init container's Events: the kubelet names it in fieldPath or in the message
+init_events AS (
+    SELECT b.uid, b.name, string_agg(g.line, '; ' ORDER BY g.last_at DESC, g.reason) AS lines,
+           flatten(list(g.ids ORDER BY g.last_at DESC, g.reason)) AS ids
+    FROM box b JOIN event_groups g ON g.uid = b.uid
+         AND (g.field_path = 'spec.initContainers{' || b.name || '}'
+              OR contains(g.message, 'container ' || b.name || ' ')
+              OR contains(g.message, 'container=' || b.name || ' '))
+    WHERE b.init AND NOT b.sidecar AND g.type = 'Warning'
+    GROUP BY b.uid, b.name),
 -- the kubelet's Failed/BackOff Events name a cause the recorded status may not show
 c_kubelet_events AS (
     SELECT e.uid, e.failure AS cause,
-           string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
-           flatten(list(e.ids ORDER BY e.reason)) AS evidence
-    FROM last_event e
-    WHERE e.failure IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
-                      AND w.cause = e.failure)
+           CASE e.failure WHEN 'image_pull' THEN image_pull_sub(NULL, e.messages) || ' — '
+                ELSE '' END || array_to_string([i.line FOR i IN e.items], '; ') AS detail,
+           e.ids AS evidence
+    FROM failure_events e
+    WHERE NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
+                      AND failure_covers(w.cause, e.failure))
       -- an init container's failures are the init_container cause
       AND NOT EXISTS (SELECT 1 FROM box b WHERE b.uid = e.uid AND b.init AND NOT b.sidecar
-                      AND contains(e.message, 'container ' || b.name || ' '))
-    GROUP BY e.uid, 2),
+                      AND (contains(e.messages, 'container ' || b.name || ' ')
+                           OR contains(e.messages, 'container=' || b.name || ' ')))),
 c_init AS (
     SELECT b.uid, 'init_container' AS cause,
-           string_agg('init container ' || b.name || ': ' || concat_ws(', ',
-                   coalesce(b.reason, b.state),
-                   CASE WHEN b.exit_code IS NOT NULL THEN 'exit ' || b.exit_code END,
-                   CASE WHEN b.restart_count > 0 THEN b.restart_count || ' restarts' END,
-                   CASE WHEN b.last_exit_code IS NOT NULL THEN 'last exit ' || b.last_exit_code
-                        || coalesce(' (' || b.last_reason || ')', '') END,
-                   b.message), '; ' ORDER BY b.name) AS detail,
-           [any_value(s.event_id)] AS evidence
+           string_agg(coalesce(container_failure(b.state, b.reason, b.exit_code, b.last_reason,
+                                                 b.last_exit_code, b.restart_count),
+                               CASE WHEN b.state = 'terminated' THEN 'failed'
+                                    ELSE coalesce(b.state, 'waiting') END)
+                      || ' — init container ' || container_line(b)
+                      || coalesce('; ' || ie.lines, ''), '; ' ORDER BY b.name) AS detail,
+           [any_value(s.event_id)] || coalesce(flatten(list(ie.ids)), []) AS evidence
     FROM box b JOIN stuck s USING (uid)
+    LEFT JOIN init_events ie ON ie.uid = b.uid AND ie.name = b.name
     WHERE b.init AND NOT b.sidecar AND s.problem = 'pending'
       AND (b.state IS DISTINCT FROM 'terminated' OR b.exit_code IS DISTINCT FROM 0)
     GROUP BY b.uid),
@@ -128,11 +269,15 @@ c_events AS (
     SELECT e.uid,
            CASE WHEN e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
                     THEN 'volume_mount'
+                WHEN e.reason = 'FailedCreatePodSandBox' THEN 'sandbox'
                 WHEN e.reason = 'Unhealthy' THEN 'readiness' END AS cause,
-           string_agg(e.reason || ': ' || e.message, '; ' ORDER BY e.reason) AS detail,
-           flatten(list(e.ids ORDER BY e.reason)) AS evidence
-    FROM last_event e JOIN stuck s USING (uid)
-    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy')
+           CASE WHEN bool_or(e.reason = 'FailedCreatePodSandBox')
+                THEN sandbox_sub(string_agg(e.message, ' ')) || ' — ' ELSE '' END
+           || string_agg(e.line, '; ' ORDER BY e.reason, e.last_at DESC, e.message) AS detail,
+           flatten(list(e.ids ORDER BY e.reason, e.last_at DESC, e.message)) AS evidence
+    FROM event_groups e JOIN stuck s USING (uid)
+    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy',
+                       'FailedCreatePodSandBox')
     GROUP BY e.uid, 2),
 c_readiness_silent AS (
     SELECT s.uid, 'readiness' AS cause,
@@ -147,6 +292,9 @@ c_node AS (
            [x FOR x IN [s.event_id, n.event_id, n.lease_event_id] IF x IS NOT NULL] AS evidence
     FROM stuck s JOIN node_health_at(ts) n ON n.cluster = s.cluster AND n.name = s.node_name
     WHERE n.not_ready OR n.deleted),
+c_node_pressure AS (
+    SELECT s.uid, 'node_pressure' AS cause, p.detail, [s.event_id, p.event_id] AS evidence
+    FROM stuck s JOIN node_pressure_at(ts) p ON p.cluster = s.cluster AND p.name = s.node_name),
 c_gap AS (
     SELECT s.uid, 'recording_gap' AS cause,
            string_agg(gap_label(g.type, g.start_at, g.end_at), '; '
@@ -156,11 +304,12 @@ c_gap AS (
       ON gap_hides(g, s, ts)
     GROUP BY s.uid),
 causes AS (
-    SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_containers
+    SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_gated
+    UNION ALL SELECT * FROM c_containers
     UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init
     UNION ALL SELECT * FROM c_events
     UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
-    UNION ALL SELECT * FROM c_gap),
+    UNION ALL SELECT * FROM c_node_pressure UNION ALL SELECT * FROM c_gap),
 found AS (
     SELECT s.uid, coalesce(c.cause, CASE WHEN s.node_name IS NOT NULL THEN 'starting'
                                          ELSE 'unknown' END) AS cause,

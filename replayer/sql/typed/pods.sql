@@ -20,6 +20,8 @@ SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_n
        -- when the API server applied the latest status write (its clock, 1 s precision)
        list_max([m.time FOR m IN p.o.metadata.managedFields IF m.subresource = 'status'])
            AS status_written_at,
+       [g.name FOR g IN coalesce(p.o.spec.schedulingGates, [])] AS scheduling_gates,
+       p.o.spec.runtimeClassName AS runtime_class,
        len(p.o.spec.containers) AS spec_containers,
        len(p.o.spec.initContainers) AS spec_init_containers
 FROM batch b LEFT JOIN parsed p USING (event_id) WHERE b.kind = 'Pod' AND b.uid IS NOT NULL

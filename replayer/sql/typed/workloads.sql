@@ -1,6 +1,7 @@
 -- workloads: one row per ReplicaSet, Deployment, StatefulSet, DaemonSet or Job version,
 -- the replica counts mapped onto one set of columns (DaemonSet: scheduled/ready/available
--- numbers; Job: parallelism, active, succeeded, failed).
+-- numbers; Job: parallelism, active, succeeded, failed). template_memory_limits: the pod
+-- template's limits.memory per container name (init containers too), as written.
 WITH w AS (SELECT p.event_id, p.uid, p.kind, p.o.spec AS spec, p.o.status AS status,
                   p.o.metadata AS md,
                   coalesce(p.o.spec.strategy, p.o.spec.updateStrategy) AS strategy
@@ -26,5 +27,9 @@ SELECT event_id, uid, kind,
        strategy.type AS strategy,
        strategy.rollingUpdate.maxSurge->>'$' AS max_surge,
        strategy.rollingUpdate.maxUnavailable->>'$' AS max_unavailable,
-       spec.progressDeadlineSeconds AS progress_deadline_s
+       spec.progressDeadlineSeconds AS progress_deadline_s,
+       map_from_entries([{'k': c.name, 'v': c.resources.limits.memory}
+                         FOR c IN coalesce(spec.template.spec.containers, [])
+                                  || coalesce(spec.template.spec.initContainers, [])])
+           AS template_memory_limits
 FROM w
