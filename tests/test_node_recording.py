@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from replayer.analyses.stuck import stuck
 from tests.replayer_data import load_recording, rows
 
 SCENARIOS = Path(__file__).parent / "data" / "node" / "scenarios"
@@ -52,3 +53,62 @@ def test_sigterm_ignored_means_sigkill_at_the_deadline(node_recorded: duckdb.Duc
                      - max(time) FILTER (WHERE step = 'deletion_requested'))
         FROM pod_transitions WHERE namespace = 'sigterm' AND pod = 'stubborn'""")[0]
     assert 3 <= took <= 5
+
+
+def findings(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict]:
+    """Each stuck pod's top finding, by (namespace, name), judged at the recording's end."""
+    judged = stuck(con)
+    columns = judged.rows[0]
+    return {(r["namespace"], r["name"]): r["causes"][0] for r in (dict(zip(columns, row)) for row in judged.rows[1])}
+
+
+# What EXPECTED.md reads from the raw records: the cause, its sub-reason, and the message
+# that decides it (the kubelet's, containerd's or the container's own words).
+EXPECTED_STUCK = {
+    ("config", "configless"): ("container_config", "couldn't find key db-url in ConfigMap config/settings"),
+    ("crash", "crasher"): ("crash_loop", "last exit 1 (Error): dial tcp 10.96.0.42:5432: connect: connection timed out"),
+    ("crash", "initcrash"): ("init_container", "crash_loop — init container wait-for-db: CrashLoopBackOff, 4 restarts, "
+                                               "last exit 1 (Error): dial tcp 10.96.0.42:5432: connect: connection timed out"),
+    ("image", "absent"): ("image_pull", "registry_unreachable — app: ErrImagePull, failed to pull and unpack image"),
+    ("image", "neverpull"): ("image_pull", "never_pull — app: ErrImageNeverPull, Container image \"ktrace.test/absent:1\" "
+                                           "is not present with pull policy of Never"),
+    ("initcmd", "initcmd"): ("run_container_error", 'exec: "/bin/db-migrate": stat /bin/db-migrate: no such file or directory'),
+    ("oom", "hog"): ("oom_killed", "last exit 137 (OOMKilled)"),
+    ("probes", "unlive"): ("crash_loop", "liveness_probe — app: CrashLoopBackOff, 5 restarts, last exit 137 (Error)"),
+    ("probes", "unready"): ("readiness", "Readiness probe failed: cat: can't open '/tmp/ready'"),
+    ("sandbox", "sandboxed"): ("sandbox", 'runtime_handler — FailedCreatePodSandBox ×9, 2026-12-07T07:32:59Z – 07:34:42Z: '
+                                          'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get '
+                                          'sandbox runtime: no runtime for "runsc" is configured'),
+}
+
+
+def test_every_failing_pod_gets_the_cause_an_expert_names(node_recorded: duckdb.DuckDBPyConnection) -> None:
+    found = findings(node_recorded)
+    for pod, (cause, decisive) in EXPECTED_STUCK.items():
+        assert found[pod]["cause"] == cause, (pod, found[pod])
+        assert decisive in found[pod]["detail"], (pod, found[pod]["detail"])
+        assert found[pod]["evidence"], pod  # the records that show it
+
+
+def test_advice_fits_the_case(node_recorded: duckdb.DuckDBPyConnection) -> None:
+    """Advice read for each finding as `ktrace explain` reads it: finding_advice(cause, detail)."""
+    found = findings(node_recorded)
+
+    def advice(pod: tuple[str, str]) -> str:
+        return rows(node_recorded, "SELECT finding_advice(?, ?)", found[pod]["cause"], found[pod]["detail"])[0][0]
+
+    assert advice(("probes", "unlive")).startswith("the kubelet restarts the container because its liveness probe")
+    never_started = advice(("initcmd", "initcmd"))  # exit 128: no logs exist to read
+    assert "command" in never_started and "read the previous run's logs" not in never_started
+    assert advice(("image", "absent")).startswith("the node cannot reach the registry")
+
+
+def test_the_evicted_pod_is_an_outcome_not_stuck(node_recorded: duckdb.DuckDBPyConnection) -> None:
+    assert ("evict", "filler") not in findings(node_recorded)
+    (cause, detail), = rows(node_recorded, """
+        SELECT top_cause, causes[1].detail FROM pod_outcomes_at((SELECT max(received_at) FROM raw_events))
+        WHERE namespace = 'evict' AND name = 'filler'""")
+    assert cause == "evicted"
+    # the pod's own emptyDir limit, and the node was not under disk pressure
+    assert detail == ('ephemeral-storage — Evicted: Usage of EmptyDir volume "data" exceeds the limit "1Mi". '
+                      "— node real-node-0 DiskPressure=False since 2026-12-07T07:32:48Z")

@@ -67,6 +67,9 @@ INSERT OR REPLACE INTO cause_sub_advice VALUES
     ('image_pull', 'not_found', 'the registry has no such image or tag: check the name and tag (and the architecture) in the message'),
     ('image_pull', 'repository_missing', 'the repository does not exist at that registry (or is private and hides itself): check the image path, or add a pull secret'),
     ('image_pull', 'unauthorized', 'the registry refused the credentials: add or fix the pull secret (imagePullSecrets or the ServiceAccount''s)'),
+    ('crash_loop', 'liveness_probe', 'the kubelet restarts the container because its liveness probe fails (exit 137 is its kill, not a crash): check what the probe calls and its timeouts; a slow start needs a startupProbe, not a laxer liveness probe'),
+    ('crash_loop', 'startup_probe', 'the container does not pass its startup probe in time and is restarted: raise failureThreshold × periodSeconds to cover the real start, or fix what the probe calls'),
+    ('image_pull', 'registry_unreachable', 'the node cannot reach the registry (DNS, connection or TLS, in the message): check the node''s DNS and egress to the registry, or a mirror'),
     ('image_pull', 'rate_limited', 'the registry rate-limits pulls: authenticate the pulls, use a mirror or pre-pull the image'),
     ('image_pull', 'invalid_name', 'the image reference is not valid: fix its spelling (registry/path:tag or @sha256:digest)'),
     ('image_pull', 'never_pull', 'imagePullPolicy is Never and the image is not on the node: load it onto the node or change the policy'),
@@ -112,10 +115,16 @@ INSERT OR REPLACE INTO image_pull_patterns VALUES
     ('unauthorized', 15, NULL, '%authentication required%'),
     ('unauthorized', 16, NULL, '%403 Forbidden%'),
     ('unauthorized', 17, NULL, '%denied%'),
-    ('not_found', 18, NULL, '%manifest unknown%'),
-    ('not_found', 19, NULL, '%not found%'),
-    ('not_found', 20, NULL, '%NotFound%'),
-    ('back_off', 21, 'ImagePullBackOff', '%Back-off pulling image%');
+    -- the registry cannot be reached at all (containerd's resolver: DNS, TCP, TLS), checked
+    -- before not_found: these messages name no image problem
+    ('registry_unreachable', 18, NULL, '%no such host%'),
+    ('registry_unreachable', 19, NULL, '%dial tcp%connection refused%'),
+    ('registry_unreachable', 20, NULL, '%dial tcp%i/o timeout%'),
+    ('registry_unreachable', 21, NULL, '%x509: certificate%'),
+    ('not_found', 22, NULL, '%manifest unknown%'),
+    ('not_found', 23, NULL, '%not found%'),
+    ('not_found', 24, NULL, '%NotFound%'),
+    ('back_off', 25, 'ImagePullBackOff', '%Back-off pulling image%');
 
 -- image_pull_sub(reason, message): the sub-reason of a failed pull ('unknown' when no
 -- pattern matches); `message` is every message read for it, joined.

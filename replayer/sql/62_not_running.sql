@@ -208,10 +208,23 @@ oom_notes AS (
            END AS note,
            [h.id FOR h IN history][-1:] AS ids
     FROM oom_limits),
+-- restarts the kubelet made for a failing liveness or startup probe (kuberuntime_manager:
+-- Killing "Container x failed liveness probe, will be restarted"; prober: Unhealthy
+-- "Liveness probe failed: …"): the container's exit 137 is the kubelet's kill, not a crash
+probe_kills AS (
+    SELECT uid, CASE WHEN bool_or(message ILIKE '%failed liveness probe%') THEN 'liveness_probe'
+                     ELSE 'startup_probe' END AS sub,
+           string_agg(line, '; ' ORDER BY reason, last_at DESC) AS lines,
+           flatten(list(ids ORDER BY reason, last_at DESC)) AS ids
+    FROM event_groups
+    WHERE (reason = 'Killing' AND regexp_matches(message, '^Container \S+ failed (liveness|startup) probe'))
+       OR (reason = 'Unhealthy' AND regexp_matches(message, '^(Liveness|Startup) probe'))
+    GROUP BY uid HAVING bool_or(reason = 'Killing')),
 c_containers AS (
     SELECT uid, cause,
            CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
-                ELSE '' END || detail
+                      WHEN 'crash_loop' THEN coalesce(probe_sub || ' — ', '')
+                ELSE '' END || detail || coalesce('; ' || probe_lines, '')
            -- the Events' lines that say more than the container status already does
            || coalesce('; ' || nullif(array_to_string([i.line FOR i IN coalesce(items, [])
                                                        IF NOT contains(detail, i.text)], '; '),
@@ -222,11 +235,14 @@ c_containers AS (
                  string_agg(container_line(w) || coalesce('; ' || o.note, ''), '; '
                             ORDER BY w.name) AS detail,
                  any_value(fe.items) AS items,
+                 any_value(pk.sub) AS probe_sub, any_value(pk.lines) AS probe_lines,
                  [any_value(s.event_id)] || coalesce(any_value(fe.ids), [])
-                     || coalesce(flatten(list(o.ids)), []) AS evidence
+                     || coalesce(flatten(list(o.ids)), []) || coalesce(any_value(pk.ids), [])
+                     AS evidence
           FROM c_waiting w JOIN stuck s USING (uid)
           LEFT JOIN failure_events fe ON fe.uid = w.uid AND failure_covers(w.cause, fe.failure)
           LEFT JOIN oom_notes o ON o.uid = w.uid AND o.name = w.name
+          LEFT JOIN probe_kills pk ON pk.uid = w.uid AND w.cause = 'crash_loop'
           WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause)),
 -- an init container's Events: the kubelet names it in fieldPath or in the message
 init_events AS (
@@ -278,6 +294,9 @@ c_events AS (
     FROM event_groups e JOIN stuck s USING (uid)
     WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy',
                        'FailedCreatePodSandBox')
+      -- liveness and startup probe failures restart the container (probe_kills), they are
+      -- not why a running pod is not Ready
+      AND NOT (e.reason = 'Unhealthy' AND regexp_matches(e.message, '^(Liveness|Startup) probe'))
     GROUP BY e.uid, 2),
 c_readiness_silent AS (
     SELECT s.uid, 'readiness' AS cause,
