@@ -142,9 +142,15 @@ class RealNode:
         text = (self.work_dir / "logs" / f"{component}.log").read_text(errors="replace")
         return "\n".join(text.splitlines()[-lines:])
 
-    def import_image(self, image: images.Image) -> None:
-        """Make an image available to the node's containerd (pods use IfNotPresent or Never)."""
-        self._import(image)
+    def import_archive(self, archive: Path) -> None:
+        """Make the images of an OCI archive (tests/infra/images.py's, or `podman save
+        --format oci-archive`) available to the node's containerd (pods use IfNotPresent or Never)."""
+        done = subprocess.run(
+            ["ctr", "--address", str(self.socket), "--namespace", "k8s.io", "images", "import", str(archive)],
+            capture_output=True, text=True, timeout=300,
+        )
+        if done.returncode != 0:
+            raise ControlPlaneError(f"importing {archive}: {done.stderr.strip()}")
 
     # --- pieces ------------------------------------------------------------------
 
@@ -179,14 +185,7 @@ class RealNode:
             )
 
     def _import(self, image: images.Image) -> None:
-        archive = image.write_archive(self.work_dir / "images" / (image.name.replace("/", "_") + ".tar"))
-        done = subprocess.run(
-            ["ctr", "--address", str(self.socket), "--namespace", "k8s.io", "images", "import",
-             "--no-unpack=false", str(archive)],
-            capture_output=True, text=True, timeout=120,
-        )
-        if done.returncode != 0:
-            raise ControlPlaneError(f"importing {image.name}: {done.stderr.strip()}")
+        self.import_archive(image.write_archive(self.work_dir / "images" / (image.name.replace("/", "_") + ".tar")))
 
     def _ready(self) -> bool:
         node = self.plane.api(f"/api/v1/nodes/{self.name}")
