@@ -121,5 +121,10 @@ def cli(log_level: str) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
+# kubectl runs a plugin named kubectl-<name> found on PATH for `kubectl <name> …`
+KUBECTL_PLUGIN = "kubectl-ktrace"
+
+
 def main() -> None:
-    cli(prog_name="ktrace")
+    as_plugin = os.path.basename(sys.argv[0]) == KUBECTL_PLUGIN
+    cli(prog_name="kubectl ktrace" if as_plugin else "ktrace")
