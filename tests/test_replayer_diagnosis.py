@@ -128,6 +128,13 @@ def test_a_recorder_crash_is_a_session_loss_not_a_hole_and_not_slowness(crashed)
 def test_a_force_delete_on_a_lost_node_is_the_clients(edge):
     assert rows(edge, "SELECT component FROM pod_transitions WHERE pod = 'stranded' "
                       "AND step = 'deleted'") == [("client (force delete)",)]
+    # this recording was made before the recorder's rule was fixed: its stored attribution
+    # still names the node agent, and the replayer's reading (a grace-0 DELETE while the
+    # node was not Ready) is what corrects it
+    assert rows(edge, "SELECT component, attribution FROM raw_events WHERE kind = 'Pod' "
+                      "AND name = 'stranded' AND type = 'DELETED'") == [
+        ("kube-controller-manager", "removed after the grace-0 DELETE of the node agent of "
+                                    "kwok-node-2 (last status writer kube-controller-manager)")]
 
 
 def test_exit_137_at_the_deadline_did_not_exit_on_sigterm(edge):
