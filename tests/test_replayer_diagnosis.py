@@ -26,6 +26,9 @@ def details(con, name: str) -> list[str]:
 def test_pods_that_never_start_or_get_ready(pending):
     assert rows(pending, PROBLEMS) == [
         ("Deployment", "stalled", "web", "rollout_stalled", "rollout_stalled", ["rollout_stalled"]),
+        # the claim the pod pvc-missing-class waits on, followed to its own cause
+        ("PersistentVolumeClaim", "pending", "claim-missing-class", "claim_pending",
+         "storage_class_missing", ["storage_class_missing"]),
         ("Pod", "pending", "config-error", "pending", "container_config", ["container_config"]),
         ("Pod", "pending", "cpu", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "crashloop", "not_ready", "crash_loop", ["crash_loop"]),
@@ -78,7 +81,8 @@ def test_evidence_records_are_about_the_object(pending):
 
 def test_pending_and_terminating_filters_and_a_healthy_pod(pending):
     kinds = rows(pending, "SELECT DISTINCT problem FROM problems_at(data_end()) ORDER BY 1")
-    assert kinds == [("not_created",), ("not_ready",), ("pending",), ("rollout_stalled",)]
+    assert kinds == [("claim_pending",), ("not_created",), ("not_ready",), ("pending",),
+                     ("rollout_stalled",)]
     names = {n for (n,) in rows(pending, "SELECT name FROM problems")}
     assert not names & {"sidecar", "pull-start", "running"}
 

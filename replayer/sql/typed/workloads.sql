@@ -1,6 +1,8 @@
 -- workloads: one row per ReplicaSet, Deployment, StatefulSet, DaemonSet or Job version,
 -- the replica counts mapped onto one set of columns (DaemonSet: scheduled/ready/available
--- numbers; Job: parallelism, active, succeeded, failed).
+-- numbers; Job: parallelism, active, succeeded, failed), and what says whether the object
+-- is done or held: a Job's completions, backoffLimit, suspend and completionTime, a
+-- StatefulSet's current and update revisions.
 WITH w AS (SELECT p.event_id, p.uid, p.kind, p.o.spec AS spec, p.o.status AS status,
                   p.o.metadata AS md,
                   coalesce(p.o.spec.strategy, p.o.spec.updateStrategy) AS strategy
@@ -26,5 +28,9 @@ SELECT event_id, uid, kind,
        strategy.type AS strategy,
        strategy.rollingUpdate.maxSurge->>'$' AS max_surge,
        strategy.rollingUpdate.maxUnavailable->>'$' AS max_unavailable,
-       spec.progressDeadlineSeconds AS progress_deadline_s
+       spec.progressDeadlineSeconds AS progress_deadline_s,
+       spec.completions AS completions, spec.backoffLimit AS backoff_limit,
+       spec.suspend AS suspend, status.failed AS failed_pods,
+       status.completionTime AS completion_time,
+       status.currentRevision AS current_revision, status.updateRevision AS update_revision
 FROM w
