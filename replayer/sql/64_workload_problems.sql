@@ -130,8 +130,8 @@ job_end AS (
            concat_ws('; ', coalesce(f.c.reason || ': ' || f.c.message,
                                     e.e.reason || ': ' || e.e.message),
                      CASE WHEN state = 'failed' THEN
-                         coalesce(l.failed_pods || ' failed pods', '')
-                         || coalesce(' (backoffLimit ' || l.backoff_limit || ')', '') END,
+                         nullif(concat_ws(' ', l.failed_pods || ' failed pods',
+                                          '(backoffLimit ' || l.backoff_limit || ')'), '') END,
                      CASE WHEN state = 'failed' THEN coalesce(
                          'last failed pod ' || p.name || coalesce(
                              ': container ' || p.container.name || ' exit '
@@ -139,7 +139,8 @@ job_end AS (
                              || coalesce(' (' || p.container.reason || ')', '')
                              || coalesce(' — ' || trim(p.container.message), ''), ''),
                          'its pods were not recorded') END) AS detail,
-           [l.event_id] || coalesce(e.e.ids, []) || coalesce([p.event_id], []) AS evidence,
+           [l.event_id] || coalesce(e.e.ids, [])
+               || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END AS evidence,
            l.event_id, false AS stuck
     FROM live l LEFT JOIN finished f USING (uid) LEFT JOIN job_end_events e USING (uid)
     LEFT JOIN last_failed p ON p.job_uid = l.uid
