@@ -15,7 +15,7 @@ import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
 from replayer.analyses.record_ids import public_dicts
-from replayer.analyses.scope import clusters, data_end
+from replayer.analyses.scope import clock_known, clusters, data_end
 from replayer.analyses.timeline import POD_OWNERS, pod_uids
 from schemas.errors import KtraceError
 from schemas.kinds import ObjectRef
@@ -147,16 +147,19 @@ def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     found, rows = [], []
     for cluster in clusters(con):
         rows += _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, "
+                            "  ? AS clock_known, "
                             "  c.detail, c.evidence, a.advice "
                             "FROM problems_at(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
                             "LEFT JOIN cause_advice a ON a.cause = c.cause "
                             "WHERE list_contains(?, p.uid) AND p.uid IN "
                             "  (SELECT uid FROM raw_events WHERE cluster = ?)",
-                       [data_end(con, cluster), uids, cluster])
+                       [clock_known(con, cluster), data_end(con, cluster), uids, cluster])
     for row in rows:
         state = PROBLEM_STATES.get(row["problem"], "Stuck")
+        lasted = "" if row["clock_known"] else "at least "
         found.append((row["uid"], Finding(
-            "stuck", f"{state} for {_seconds(row['stuck_for_s'])} (since {_time(row['since'])}):"
+            "stuck", f"{state} for {lasted}{_seconds(row['stuck_for_s'])} (since "
+                     f"{_time(row['since'])}{'' if row['clock_known'] else '; the capture has no clock: it ends at its last object time'}):"
                      f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])))
     return found
 
@@ -299,7 +302,11 @@ def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 def _seconds(value: float | None) -> str:
     if value is None:
         return "?"
-    return f"{value:.1f} s" if abs(value) < 120 else f"{value / 60:.1f} min"
+    if abs(value) < 120:
+        return f"{value:.1f} s"
+    if abs(value) < 7200:
+        return f"{value / 60:.1f} min"
+    return f"{int(value // 3600)} h {int(value % 3600 // 60)} min"
 
 
 def _time(value: datetime | None) -> str:

@@ -109,8 +109,8 @@ deletion AS (
            arg_min(seen_live, version_no) AS seen_live,
            'kube-apiserver' AS component,
            'grace ' || coalesce(arg_min(deletion_grace_s, version_no), 0) || 's'
-               || coalesce('; finalizers ' || array_to_string(arg_min(finalizers, version_no)
-                                                            , ', '), '') AS detail
+               || coalesce('; finalizers ' || nullif(array_to_string(
+                      arg_min(finalizers, version_no), ', '), ''), '') AS detail
     FROM v WHERE deletion_at IS NOT NULL GROUP BY uid),
 deletion_steps AS (
     SELECT uid, step, rank, ev,
