@@ -164,6 +164,7 @@ unready_pods AS (
          AND o.owner_kind IN ('StatefulSet', 'DaemonSet')
     LEFT JOIN conditions c ON c.event_id = s.event_id AND c.type = 'Ready'
     WHERE s.kind = 'Pod' AND coalesce(c.status, 'False') <> 'True'
+      AND o.owner_uid IN (SELECT uid FROM live WHERE kind IN ('StatefulSet', 'DaemonSet'))
     GROUP BY o.owner_uid),
 held AS (
     SELECT l.kind, l.namespace, l.name, l.uid, 'update_held' AS state,
