@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
+from ktrace.output import Answer, Output, table_text
+from ktrace.views import STORY_STEPS
 from replayer import db
 from replayer.analyses.explain import explain
 from replayer.replay import import_captures
@@ -192,3 +194,45 @@ def test_explain_a_failed_job_in_every_output_form(public):
         assert story["findings"][0]["topic"] == "outcome"
     finally:
         public["job-failed-backoff-1"] = db.open_db(path)
+
+
+def test_a_list_import_is_created_at_its_creation_timestamp(tmp_path):
+    """`kubectl get pods -o json` of the pending recording's healthy pod (its last version as
+    kubectl captured it): the List's only record takes its time from the newest timestamp
+    inside (09:57:04), yet the pod was created at its creationTimestamp, 09:57:03; every
+    step of an import is derived."""
+    last = {}
+    for line in (Path(__file__).parent / "data" / "replayer" / "pending" / "kubectl"
+                 / "pods.json").read_bytes().splitlines():
+        obj = json.loads(line)["object"]
+        last[obj["metadata"]["name"]] = obj
+    capture = tmp_path / "pods.json"
+    capture.write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                   "items": [last["running"]]}))
+    con = db.open_db(str(tmp_path / "list.duckdb"))
+    import_captures([str(capture)], con, cluster="imported")
+    assert rows(con, "SELECT step, time, derived FROM pod_transitions ORDER BY step_no") == [
+        ("created", datetime(2026, 12, 1, 9, 57, 3), True),
+        ("scheduled", datetime(2026, 12, 1, 9, 57, 4), True),
+        ("running", datetime(2026, 12, 1, 9, 57, 4), True),
+        ("ready", datetime(2026, 12, 1, 9, 57, 4), True)]
+    con.close()
+
+
+def test_a_timeline_over_days_prints_its_dates(tmp_path):
+    """crash-loop-oom-1: created 2020-11-26, seen 2021-01-18 — the time of day alone would
+    read as one day."""
+    path = str(tmp_path / "oom.duckdb")
+    con = db.open_db(path)
+    import_captures([str(PUBLIC / "crash-loop-oom-1.json")], con, cluster="public")
+    con.close()
+    out = CliRunner().invoke(cli, ["timeline", "jumpserver-reader-589945c95c-d2nzg",
+                                   "--db", path]).output
+    assert "2020-11-26 12:30:38.000Z" in out and "2021-01-18 10:31:57.000Z" in out
+
+
+def test_a_timeline_within_one_day_prints_the_time_of_day(pending):
+    [story] = explain(pending, "pvc/claim-missing-class", namespace="pending")
+    text = table_text(Answer(STORY_STEPS, story.timeline), Output("table"))
+    assert [line.split()[0] for line in text.splitlines()[1:]] == [
+        "09:56:51.753Z", "09:56:51.753Z", "09:56:51.783Z"]
