@@ -31,7 +31,8 @@ def public(tmp_path_factory: pytest.TempPathFactory):
     """Each issue-25 capture imported into a database of its own, by file stem."""
     folder = tmp_path_factory.mktemp("workloads")
     cons: dict[str, object] = {"folder": folder}
-    for stem in ("job-failed-backoff-1", "job-failed-backoff-2", "job-not-created-sa-1",
+    for stem in ("job-failed-backoff-1", "job-failed-backoff-2", "job-failed-deadline-1",
+                 "job-complete-1", "job-not-created-sa-1",
                  "pvc-storage-class-missing-1", "pvc-storage-class-missing-2"):
         path = folder / f"{stem}.duckdb"
         cons[stem] = db.open_db(str(path))
@@ -59,6 +60,23 @@ def test_a_job_failed_by_the_controllers_event_alone(public):
          "BackoffLimitExceeded: Job has reach the specified backoff limit; (backoffLimit 3); "
          "its pods were not recorded")]
     assert rows(con, "SELECT count(*) FROM problems") == [(0,)]
+
+
+def test_a_job_past_its_deadline_and_a_complete_one(public):
+    # two real recordings (pulumi-kubernetes' test data): neither is stuck
+    assert rows(public["job-failed-deadline-1"], FINDINGS) == [
+        ("Job", "foo", "failed", "job_failed", datetime(2019, 9, 9, 21, 53, 57), False,
+         "DeadlineExceeded: Job was active longer than specified deadline; 1 failed pods "
+         "(backoffLimit 1); its pods were not recorded")]
+    assert rows(public["job-complete-1"], FINDINGS) == [
+        ("Job", "foo", "complete", None, datetime(2019, 7, 11, 19, 30, 56), False,
+         "Complete; 1 succeeded")]
+    [story] = explain(public["job-complete-1"], "job/foo")
+    assert [(s["step"], s["detail"]) for s in story.timeline] == [
+        ("created", None), ("status", "active 1"), ("condition", "Complete=True"),
+        ("status", "succeeded 1")]
+    for stem in ("job-failed-deadline-1", "job-complete-1"):
+        assert rows(public[stem], "SELECT count(*) FROM problems") == [(0,)]
 
 
 def test_a_job_whose_service_account_is_missing_cannot_create_its_pods(public):

@@ -128,7 +128,8 @@ job_end AS (
            CASE WHEN state = 'failed' THEN 'job_failed' END AS cause,
            coalesce(f.c.at, e.e.first_at) AS since,
            concat_ws('; ', coalesce(f.c.reason || ': ' || f.c.message,
-                                    e.e.reason || ': ' || e.e.message),
+                                    e.e.reason || ': ' || e.e.message, f.c.type),
+                     CASE WHEN state = 'complete' THEN l.ready_replicas || ' succeeded' END,
                      CASE WHEN state = 'failed' THEN
                          nullif(concat_ws(' ', l.failed_pods || ' failed pods',
                                           '(backoffLimit ' || l.backoff_limit || ')'), '') END,
