@@ -53,6 +53,9 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
                             ("not_created", "exceeded quota")},
     # issue 25: Jobs and claims (failed Jobs, job-failed-backoff-*, are finished: not stuck)
     "job-not-created-sa-1": {("Job", "fluffy"): ("not_created", 'serviceaccount "idontexist"')},
+    # the newer volume's only time is the data's end: not yet threshold_s old (EXPECTED.md)
+    "pv-released-1": {("PersistentVolume", "pvc-05ab5701-834e-4181-8401-d02ce444f3f6"):
+                      ("pv_released", "reclaim policy Delete")},
     "pvc-storage-class-missing-1": {
         ("PersistentVolumeClaim", "storage0-data-fastdfs-group0-storage0-0"):
             ("storage_class_missing", 'StorageClass "fast" does not exist')},

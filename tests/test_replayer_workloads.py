@@ -32,7 +32,7 @@ def public(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("workloads")
     cons: dict[str, object] = {"folder": folder}
     for stem in ("job-failed-backoff-1", "job-failed-backoff-2", "job-failed-deadline-1",
-                 "job-complete-1", "job-not-created-sa-1",
+                 "job-complete-1", "job-not-created-sa-1", "pv-released-1",
                  "pvc-storage-class-missing-1", "pvc-storage-class-missing-2"):
         path = folder / f"{stem}.duckdb"
         cons[stem] = db.open_db(str(path))
@@ -115,6 +115,16 @@ def test_a_pod_pending_on_its_claim_is_followed_to_the_missing_class(public):
     assert found["storage"].advice.startswith("create the StorageClass named above")
     # an import has no receive clock: the stretch lasted at least as long as its objects say
     assert found["stuck"].sentence.startswith("Not running (Pending) for at least 6 h 54 min")
+
+
+def test_volumes_released_with_a_delete_policy(public):
+    assert rows(public["pv-released-1"], FINDINGS) == [
+        ("PersistentVolume", "pvc-05ab5701-834e-4181-8401-d02ce444f3f6", "released",
+         "pv_released", datetime(2020, 8, 31, 3), True,
+         "phase Released — claim nokia-imshss/datadir-buphssnew5-etcd-0, reclaim policy Delete"),
+        ("PersistentVolume", "pvc-11c91ba6-ab5f-4781-8bc8-8bb9ec69e1a4", "released",
+         "pv_released", datetime(2020, 8, 31, 5), False,
+         "phase Released — claim nokia-imshss/datadir-buphssnew5-etcd-2, reclaim policy Delete")]
 
 
 def test_the_pending_recordings_claims(pending):

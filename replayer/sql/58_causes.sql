@@ -27,7 +27,7 @@ INSERT OR REPLACE INTO cause_scores VALUES
     ('external_provisioning', 60, 'the claim waits for an external provisioner (ExternalProvisioning) past the threshold'),
     ('waiting_for_consumer', 15, 'the claim binds when a pod using it is scheduled (WaitForFirstConsumer, WaitForPodScheduled) — a state, not a failure'),
     ('pvc_lost', 94, 'the claim lost its volume (phase Lost, ClaimLost): the data on it is gone'),
-    ('pv_released', 12, 'the volume''s claim was deleted and the volume kept (phase Released, reclaim policy Retain) — a state, not a failure'),
+    ('pv_released', 12, 'the volume''s claim was deleted (phase Released): kept for an administrator with reclaim policy Retain; with Delete, not yet deleted by its provisioner'),
     ('pv_failed', 89, 'the volume''s reclamation failed (phase Failed: VolumeFailedDelete, VolumeFailedRecycle)');
 
 -- What to look at for each cause (`ktrace explain` prints it under the finding).
@@ -63,5 +63,5 @@ INSERT OR REPLACE INTO cause_advice VALUES
     ('external_provisioning', 'check that the provisioner named above is running and registered (its CSI controller pod and logs)'),
     ('waiting_for_consumer', 'nothing to do until a pod uses the claim; if one does and stays Pending, see the pod''s own cause'),
     ('pvc_lost', 'the volume bound to the claim is gone: restore it from a backup, or delete and recreate the claim'),
-    ('pv_released', 'reclaim it by hand: copy what is needed, then delete the volume, or clear spec.claimRef to make it Available again'),
+    ('pv_released', 'Retain: reclaim it by hand (copy what is needed, then delete the volume, or clear spec.claimRef to make it Available again); Delete: check the provisioner''s logs for why it has not deleted the volume'),
     ('pv_failed', 'read the message above and the provisioner''s logs; delete the backing storage by hand if needed, then the volume');

@@ -28,7 +28,8 @@
 --     ProvisioningFailed or FailedBinding / ExternalProvisioning / WaitForFirstConsumer or
 --     WaitForPodScheduled);
 --   pvc_lost: a claim in phase Lost (ClaimLost); pv_released: a volume Released by its
---     claim (reclaim policy Retain: an administrator must act); pv_failed: a volume in
+--     claim (reclaim policy Retain: an administrator must act — stuck only with policy
+--     Delete, past threshold_s: its deleter has not removed it); pv_failed: a volume in
 --     phase Failed (VolumeFailedDelete, VolumeFailedRecycle).
 -- `since` is the earliest evidence of the state: the condition's lastTransitionTime, the
 -- deciding Event's first time, the current status's first receipt.
@@ -243,7 +244,9 @@ phases AS (
                      coalesce(e.e.reason || ': ' || e.e.message,
                               s.status_reason || coalesce(': ' || s.status_message, ''))) AS detail,
            [s.event_id] || coalesce(e.e.ids, []) AS evidence, s.event_id,
-           s.phase <> 'Released' AS stuck
+           -- Released is where a Retain volume rests; a Delete volume should be gone
+           s.phase <> 'Released' OR (s.reclaim_policy = 'Delete'
+                                     AND s.received_at <= ts - to_seconds(threshold_s)) AS stuck
     FROM storage s
     LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS e FROM object_events e
                WHERE e.reason IN ('ClaimLost', 'ClaimMisbound', 'VolumeFailedDelete',

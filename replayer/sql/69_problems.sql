@@ -2,7 +2,7 @@
 -- deletions that never finished (problem `terminating`, stuck_at), pods not running or not
 -- Ready (`pending`, `not_ready`: not_running_at) and workloads that cannot make their pods
 -- or volumes that cannot get on (workload_problems_at: `not_created`, `rollout_stalled`,
--- `update_held`, `pods_missing`, `claim_pending`, `lost`, `failed`). What `ktrace stuck`
+-- `update_held`, `pods_missing`, `claim_pending`, `lost`, `released`, `failed`). What `ktrace stuck`
 -- prints.
 CREATE OR REPLACE MACRO problems_at(ts, margin_s := 30, threshold_s := 60) AS TABLE
 SELECT kind, namespace, name, uid, 'terminating' AS problem, stuck_since AS since, stuck_for_s,
