@@ -226,7 +226,15 @@ def _number(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool) -> str:
+def _one_day(answer: Answer, column: Column) -> bool:
+    """Whether a clock column's times all fall on one date: only then is the time of day
+    enough (a story over days, or across midnight, prints its dates)."""
+    days = {v.date() for row in answer.rows if isinstance(v := row[column.key], datetime)}
+    return len(days) <= 1
+
+
+def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool,
+          dated: bool = False) -> str:
     if value is None:
         return NONE
     if column.kind == "seconds" and isinstance(value, (int, float)):
@@ -236,7 +244,7 @@ def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool) -> st
     if isinstance(value, datetime):
         stamp = rfc3339(value)
         if column.kind == "clock" and not wide:
-            return stamp[11:23] + "Z"
+            return (stamp[:10] + " " if dated else "") + stamp[11:23] + "Z"
         return stamp[:19] + "Z" if not wide else stamp
     if isinstance(value, bool):
         return str(value).lower()
@@ -352,8 +360,9 @@ def table_text(answer: Answer, out: Output, *, section: str | None = None) -> st
     report's notes reach stderr before its sections do)."""
     wide = out.fmt == "wide"
     columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
-    cells = [[_cell(row[c.key], c, now=answer.now, wide=wide) for c in columns]
-             for row in answer.rows]
+    dated = {c.key for c in columns if c.kind == "clock" and not _one_day(answer, c)}
+    cells = [[_cell(row[c.key], c, now=answer.now, wide=wide, dated=c.key in dated)
+              for c in columns] for row in answer.rows]
     caps = [c.max_width or (WIDE_CELL_MAX if wide else None) for c in columns]
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)
               for i, c in enumerate(columns)]

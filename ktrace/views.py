@@ -16,7 +16,8 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("namespace", "its namespace (none for cluster-scoped kinds)"),
     C("name", "its name"),
     C("uid", "its uid", show="wide"),
-    C("problem", "terminating, pending, not_ready, not_created or rollout_stalled", fit="whole"),
+    C("problem", "terminating, pending, not_ready, not_created, rollout_stalled, update_held, "
+                 "pods_missing, claim_pending, lost, released or failed", fit="whole"),
     C("since", "when the problem began (RFC 3339)", show="wide"),
     C("stuck_for_s", "seconds stuck at the moment judged", kind="seconds", header="STUCK FOR"),
     C("top_cause", "the best-ranked cause", header="CAUSE", fit="whole"),

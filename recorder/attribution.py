@@ -7,13 +7,16 @@ fields, and else by which part changed (status → the status writer). Some writ
 managedFields and are recognised by what they change: the binding (``spec.nodeName`` +
 PodScheduled) is the scheduler's; setting ``deletionTimestamp`` is the API server handling a
 DELETE (the requester is unknown without audit logs, but a DisruptionTarget condition names
-it); shortening the grace period of a bound pod to 0 is its node agent confirming the stop.
-Events name their reporter.
+it); shortening the grace period of a bound pod to 0 after its status changed is its node
+agent confirming the stop, while a first request with grace 0, or a shortening to 0 with no
+status write since the request (the node agent never stopped it), is a client's force delete
+(``kubectl delete --force --grace-period=0``). Events name their reporter.
 
 Per object only what these rules compare is kept (``Prior``): managedFields times and
 digests (the mapping observed, its keys shared across objects), a digest of status,
-deletionTimestamp, grace period, nodeName, DisruptionTarget reason, finalizers and the last
-status writer.
+deletionTimestamp, grace period, nodeName, DisruptionTarget reason, finalizers, the last
+status writer, the status digest when the deletion was requested and whether a client forced
+it.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ DISRUPTION_REQUESTERS = {
     "TerminationByKubelet": "kubelet",
 }
 APISERVER = "kube-apiserver"
+#: The requester of a DELETE with grace 0 that the node agent did not send (no audit log
+#: names the client; the replayer's timeline says the same for old recordings).
+FORCE_DELETE = "client (force delete)"
 SCHEDULER = "kube-scheduler"
 CONTROLLER_MANAGER = "kube-controller-manager"
 
@@ -80,6 +86,10 @@ class Prior(msgspec.Struct, gc=False):
     disruption: str | None
     finalizers: tuple[str, ...]
     status_writer: str | None  # the latest manager of the status subresource (a pod's node agent)
+    #: the status digest of the version that first carried deletionTimestamp (None before):
+    #: the node agent sends its grace-0 DELETE only after writing its stop into the status
+    requested_status: int | None = None
+    forced: bool = False  # a client's grace-0 DELETE (first request, or no stop written)
 
 
 def digest(value: Any) -> int:
@@ -130,8 +140,26 @@ def prior_of(seen: Observed, previous: Prior | None) -> Prior:
     status_writer = max(status)[1] if status else (previous.status_writer if previous else None)
     if len(_KEYS) > _KEYS_MAX:
         _KEYS.clear()
+    requested = previous.requested_status if previous and previous.deletion else None
+    if seen.deletion and requested is None:
+        requested = seen.status
+    forced = bool(seen.deletion) and (
+        (previous.forced if previous and previous.deletion else False)
+        or force_deleted(previous, seen.deletion, seen.grace, seen.status, seen.node))
     return Prior(seen.managers, seen.status, seen.deletion, seen.grace, seen.node,
-                 seen.disruption, seen.finalizers, status_writer)
+                 seen.disruption, seen.finalizers, status_writer, requested, forced)
+
+
+def force_deleted(before: Prior | None, deletion: str | None, grace: int | None, status: int,
+                  node: str | None) -> bool:
+    """A bound pod's grace-0 DELETE that its node agent did not send: the first deletion
+    request already has grace 0, or the grace was cut to 0 with the status unchanged since
+    the request (the node agent writes its containers' stop before it deletes)."""
+    if not (deletion and node and grace == 0):
+        return False
+    if before is None or not before.deletion:
+        return True
+    return before.grace != 0 and status == before.requested_status
 
 
 @functools.lru_cache(maxsize=1024)  # a few dozen manager keys in a cluster
@@ -250,10 +278,18 @@ def same_second_write(before: Prior, after: Prior) -> Attribution:
 def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
     """The writes that change no managedFields entry (the caller checked they are equal)."""
     if after.deletion and not before.deletion:
+        if after.forced:
+            return Attribution(FORCE_DELETE, "deletionTimestamp set with grace 0 on a pod bound "
+                                              f"to {after.node}: a client's force delete")
         requester = DISRUPTION_REQUESTERS.get(after.disruption or "")
         who = f"; requested by {requester} (DisruptionTarget {after.disruption})" if requester else ""
         return Attribution(APISERVER, f"deletionTimestamp set (DELETE, grace {after.grace}s){who}")
     if after.deletion and after.grace is not None and before.grace is not None and after.grace < before.grace:
+        if after.forced and not before.forced:
+            return Attribution(FORCE_DELETE, f"DELETE with grace 0 ({before.grace}s before) and no "
+                                              "status write since the deletion request: the node "
+                                              f"agent of {after.node} did not stop it, a client "
+                                              "forced it")
         if after.node and after.grace == 0:
             agent = after.status_writer or "kubelet"
             return Attribution(agent, f"DELETE with grace 0 from the node agent of {after.node} "
@@ -276,6 +312,10 @@ def deleted(event_type: str, before: Prior | None, seen: Observed) -> Attributio
     if event_type == "INFERRED_DELETED":
         return Attribution(None, "gone at a relist: the DELETED event was not seen")
     if seen.deletion:
+        if (before.forced if before and before.deletion
+                else force_deleted(before, seen.deletion, seen.grace, seen.status, seen.node)):
+            return Attribution(FORCE_DELETE, f"removed after a client's grace-0 DELETE (force "
+                                              f"delete) of a pod bound to {seen.node}")
         if seen.node and seen.grace == 0:
             agent = before.status_writer if before and before.status_writer else "kubelet"
             return Attribution(agent, f"removed after the grace-0 DELETE of the node agent of {seen.node} "

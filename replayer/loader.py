@@ -482,7 +482,9 @@ class Loader:
             verdict = "out_of_order", f"{kind} {uid} rv {rv_text} after {latest_rv}"
         elif unordered:
             pass
-        elif rv == latest_rv and version in types:
+        elif rv_text and rv == latest_rv and version in types:
+            # (a pasted capture without resourceVersion has no version to repeat: each of
+            # its rows is a new state, as a watch row is)
             return "duplicate", f"{kind} {uid} rv {rv_text} {rtype}"
         elif latest_rv is None or rv > latest_rv:
             self.latest[uid] = (rv, {version})

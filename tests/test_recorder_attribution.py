@@ -128,3 +128,46 @@ def test_priors_stay_bounded() -> None:
     for t, o in stream("pods"):
         attributor.observe(t, o)
     assert len(attributor) == 0  # every pod was deleted: nothing kept
+
+
+def edge_pod_history(name: str, skip_rv: str | None = None) -> list[tuple[str, str | None, str]]:
+    """Attribution of one pod of the edge recording's kubectl capture (issue 8's data: the
+    real API server, kwok for the kubelets), ``skip_rv`` left out of the stream."""
+    attributor, out = Attributor(), []
+    capture = DATA.parent.parent / "replayer" / "edge" / "kubectl" / "pods.json"
+    for line in capture.read_bytes().splitlines():  # one watch event per line
+        item = orjson.loads(line)
+        obj = item["object"]
+        if obj["metadata"]["resourceVersion"] == skip_rv:
+            continue
+        found = attributor.observe(item["type"], obj)
+        if obj["metadata"]["name"] == name:
+            out.append((item["type"], found.component, found.evidence))
+    return out
+
+
+def test_a_force_delete_of_a_pod_on_a_lost_node_is_the_clients() -> None:
+    # `kubectl delete` (grace 5 s) on a lost node, then `--force --grace-period=0`: no status
+    # write between them (nothing stopped the containers), so the grace-0 DELETE and the
+    # removal are a client's, not the node agent's
+    steps = edge_pod_history("stranded")[-3:]
+    assert [(t, c) for t, c, _ in steps] == [
+        ("MODIFIED", "kube-apiserver"), ("MODIFIED", "client (force delete)"),
+        ("DELETED", "client (force delete)")]
+    assert "no status write since the deletion request" in steps[1][2]
+    assert "grace 5s" in steps[0][2]
+
+
+def test_a_graceful_stop_then_grace_0_is_the_node_agents() -> None:
+    steps = edge_pod_history("stubborn")[-2:]
+    assert [(t, c) for t, c, _ in steps] == [("MODIFIED", "kwok"), ("DELETED", "kwok")]
+    assert steps[0][2].startswith("DELETE with grace 0 from the node agent of kwok-node-0")
+
+
+def test_a_first_deletion_request_with_grace_0_is_a_force_delete() -> None:
+    # the same stream without the graceful request (rv 389): deletionTimestamp first appears
+    # with grace 0 — `kubectl delete --force --grace-period=0` straight away
+    steps = edge_pod_history("stranded", skip_rv="389")[-2:]
+    assert [(t, c) for t, c, _ in steps] == [("MODIFIED", "client (force delete)"),
+                                             ("DELETED", "client (force delete)")]
+    assert steps[0][2].startswith("deletionTimestamp set with grace 0")

@@ -17,6 +17,15 @@ from tests.recorder_k8s import (Churn, Recorder, Watcher, apply_deployment, asse
                                 assert_seq_gap_free, deployment_lifecycle, figures, read_kafka,
                                 sessions, wait_ready_pods)
 
+POD = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {ns}, labels: {{app: {name}}}}}
+spec:
+  terminationGracePeriodSeconds: 5
+  containers: [{{name: app, image: "nginx:1.25"}}]
+"""
+
 pytestmark = [pytest.mark.k8s, pytest.mark.kafka]
 
 
@@ -63,6 +72,31 @@ def test_deployment_lifecycle_every_event_recorded_with_its_component(setup, kaf
     types = [r["type"] for r in session]
     assert types[0] == "SESSION_START" and types[1] == "SYNCED" and types[-1] == "SESSION_END"
     assert session[-1]["marker"]["cause"] == "SIGTERM"
+
+
+def test_a_force_delete_is_the_clients_a_graceful_one_the_node_agents(setup, kafka_bootstrap,
+                                                                      unique_topic_prefix) -> None:
+    """``kubectl delete --force --grace-period=0``: the first deletion request already has
+    grace 0, so the client removed the pod; a plain delete ends with the node agent's
+    grace-0 DELETE after its containers stopped (issue 25 item 7)."""
+    cluster, ns, watcher, recorder = setup
+    recorder.start()
+    forced, graceful = "forced", "graceful"
+    for name in (forced, graceful):  # bare pods: no controller replaces them
+        cluster.kubectl("apply", "-f", "-", input=POD.format(name=name, ns=ns))
+    wait_ready_pods(cluster, ns, forced, 1)
+    wait_ready_pods(cluster, ns, graceful, 1)
+    cluster.kubectl("delete", "pod", forced, "-n", ns, "--force", "--grace-period=0")
+    cluster.kubectl("delete", "pod", graceful, "-n", ns)
+    wait_ready_pods(cluster, ns, graceful, 0)
+    watcher.wait_quiet()
+    assert recorder.stop() == 0
+    records = read_kafka(kafka_bootstrap, unique_topic_prefix)
+    gone = {r["name"]: r for r in records["pods"] if r["marker"] is None and r["type"] == "DELETED"}
+    assert gone[forced]["component"] == "client (force delete)"
+    assert gone[forced]["attribution"].startswith("removed after a client's grace-0 DELETE")
+    assert gone[graceful]["component"] == "kwok"
+    assert gone[graceful]["attribution"].startswith("removed after the grace-0 DELETE of the node agent")
 
 
 def test_sigkill_mid_churn_then_restart_loses_nothing(setup, kafka_bootstrap, unique_topic_prefix,

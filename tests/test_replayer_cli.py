@@ -132,7 +132,7 @@ def test_stuck_filters_and_a_time_after_the_data(tmp_path: Path):
     assert run("replay", recording("pending"), "--db", path).exit_code == 0
     pending = json.loads(run("stuck", "--pending", "--db", path, "-o", "json").output)
     assert {r["problem"] for r in pending} == {"pending", "not_ready", "not_created",
-                                              "rollout_stalled"}
+                                              "rollout_stalled", "claim_pending"}
     assert json.loads(run("stuck", "--terminating", "--db", path, "-o", "json").output) == []
     late = CliRunner().invoke(cli, ["stuck", "--at", "2030-01-01T00:00:00Z",
                                    "--db", path, "-o", "json"])

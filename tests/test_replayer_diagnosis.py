@@ -26,6 +26,9 @@ def details(con, name: str) -> list[str]:
 def test_pods_that_never_start_or_get_ready(pending):
     assert rows(pending, PROBLEMS) == [
         ("Deployment", "stalled", "web", "rollout_stalled", "rollout_stalled", ["rollout_stalled"]),
+        # the claim the pod pvc-missing-class waits on, followed to its own cause
+        ("PersistentVolumeClaim", "pending", "claim-missing-class", "claim_pending",
+         "storage_class_missing", ["storage_class_missing"]),
         ("Pod", "pending", "config-error", "pending", "container_config", ["container_config"]),
         ("Pod", "pending", "cpu", "pending", "unschedulable", ["unschedulable"]),
         ("Pod", "pending", "crashloop", "not_ready", "crash_loop", ["crash_loop"]),
@@ -79,7 +82,8 @@ def test_evidence_records_are_about_the_object(pending):
 
 def test_pending_and_terminating_filters_and_a_healthy_pod(pending):
     kinds = rows(pending, "SELECT DISTINCT problem FROM problems_at(data_end()) ORDER BY 1")
-    assert kinds == [("not_created",), ("not_ready",), ("pending",), ("rollout_stalled",)]
+    assert kinds == [("claim_pending",), ("not_created",), ("not_ready",), ("pending",),
+                     ("rollout_stalled",)]
     names = {n for (n,) in rows(pending, "SELECT name FROM problems")}
     assert not names & {"sidecar", "pull-start", "running"}
 
@@ -129,6 +133,13 @@ def test_a_recorder_crash_is_a_session_loss_not_a_hole_and_not_slowness(crashed)
 def test_a_force_delete_on_a_lost_node_is_the_clients(edge):
     assert rows(edge, "SELECT component FROM pod_transitions WHERE pod = 'stranded' "
                       "AND step = 'deleted'") == [("client (force delete)",)]
+    # this recording was made before the recorder's rule was fixed: its stored attribution
+    # still names the node agent, and the replayer's reading (a grace-0 DELETE while the
+    # node was not Ready) is what corrects it
+    assert rows(edge, "SELECT component, attribution FROM raw_events WHERE kind = 'Pod' "
+                      "AND name = 'stranded' AND type = 'DELETED'") == [
+        ("kube-controller-manager", "removed after the grace-0 DELETE of the node agent of "
+                                    "kwok-node-2 (last status writer kube-controller-manager)")]
 
 
 def test_exit_137_at_the_deadline_did_not_exit_on_sigterm(edge):

@@ -202,13 +202,17 @@ def timeline(target: str, namespace: str | None, cluster: str | None, con, outpu
 def explain(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
     sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
-    deploy, rs, pvc, pv, ns, no, sts, ds, job…
+    deploy, rs, pvc, pv, ns, no, sts, ds, job… Any recorded object, finished or not: a
+    failed Job's end (its reason, last failed pod, exit code and message), a claim's
+    provisioning, a Deployment's conditions and Events — with its recorded pods' stories
+    after a workload's own, and a pod's claims followed to their cause.
 
     Examples:
 
     \b
       ktrace explain held --db demo.duckdb
-      ktrace explain deploy/web -n shop -o yaml"""
+      ktrace explain deploy/web -n shop -o yaml
+      ktrace explain job/migrate -o json"""
     from replayer.analyses.explain import explain as explain_object
     stories = explain_object(con, target, namespace, cluster)
     if output not in ("table", "wide"):
@@ -254,9 +258,10 @@ def evidence(evidence_id: str, full: bool, kafka, con, output: str) -> None:
 @click.option("--threshold", type=DurationType(allow_zero=True), default=DEFAULT_THRESHOLD_S,
               show_default=True,
               help="Time not Running and Ready before a pod is stuck.")
-@click.option("--pending", "only", flag_value="pending",
-              help="Only pods that do not run or get Ready, and workloads that cannot make them.")
-@click.option("--terminating", "only", flag_value="terminating",
+@click.option("--pending", "only", flag_value=PENDING,
+              help="Only what is not a stuck deletion: pods that do not run or get Ready, "
+                   "workloads and volumes that cannot get on.")
+@click.option("--terminating", "only", flag_value=TERMINATING,
               help="Only deletions that never finished.")
 @scope_options
 @with_db
@@ -264,8 +269,10 @@ def evidence(evidence_id: str, full: bool, kafka, con, output: str) -> None:
 def stuck(at: str | None, margin: float, threshold: float, only: str | None,
           namespace: str | None, cluster: str | None, con, output: str) -> None:
     """What is stuck, with ranked causes and their evidence: deletions that never finished
-    (Terminating), pods not Running and Ready past --threshold (Pending, not Ready), and
-    ReplicaSets/Deployments that cannot make or roll out their pods.
+    (Terminating), pods not Running and Ready past --threshold (Pending, not Ready),
+    workloads that cannot make or roll out their pods (ReplicaSets, Deployments, Jobs,
+    StatefulSets, DaemonSets) and claims and volumes that cannot get on. A finished object
+    (a failed Job, a released volume) is never stuck: `ktrace explain` tells its end.
 
     Examples:
 
@@ -274,9 +281,8 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
       ktrace stuck --pending --threshold 2m -n shop -o wide
       ktrace stuck --at end-10m -o json"""
     from replayer.analyses.stuck import stuck as find_stuck
-    problems = {"pending": PENDING, "terminating": TERMINATING}.get(only, TERMINATING + PENDING)
     judged = find_stuck(con, at=moment(at, con), namespace=namespace, cluster=cluster, margin_s=margin,
-                        threshold_s=threshold, problems=problems)
+                        threshold_s=threshold, only=only)
     if judged.clamped:
         click.echo(f"note: the data ends at {rfc3339(judged.at)}; judged as of then", err=True)
     emit(Answer.of(views.STUCK, judged.rows), output)

@@ -1,6 +1,9 @@
 """``ktrace explain``: one object's whole story for a person — its timeline and every finding
-about it (stuck causes, races, slow steps, restarts, how it stopped, the stretches the
-recording did not see), each a sentence with its evidence ids and what to do."""
+about it (stuck causes, how a Job or volume ended, the claims a pod waits on, races, slow
+steps, restarts, how it stopped, the stretches the recording did not see), each a sentence
+with its evidence ids and what to do. Any recorded kind: pods from ``pod_transitions``,
+every other kind from ``object_transitions_of``; a workload's pods are explained with it
+when they were recorded."""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
 from replayer.analyses.record_ids import public_dicts
-from replayer.analyses.scope import clusters, data_end
-from replayer.analyses.timeline import pod_uids
+from replayer.analyses.scope import clock_known, clusters, data_end
+from replayer.analyses.timeline import POD_OWNERS, pod_uids
 from schemas.errors import KtraceError
 from schemas.kinds import ObjectRef
 
@@ -49,13 +52,21 @@ def explain(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None =
     ref = ObjectRef.parse(target)
     kind = ref.kind.kind
     if kind == "Pod":
-        uids = pod_uids(con, target, namespace, cluster)
-    elif kind == "Deployment":
-        uids = (_uids(con, kind, ref.name, namespace, cluster)
-                + pod_uids(con, target, namespace, cluster))
-    else:
-        uids = _uids(con, kind, ref.name, namespace, cluster)
+        return _stories(con, pod_uids(con, target, namespace, cluster))
+    uids = _uids(con, kind, ref.name, namespace, cluster)
+    if kind in POD_OWNERS | {"Deployment"}:
+        uids += _owned_pods(con, target, namespace, cluster)
     return _stories(con, uids)
+
+
+def _owned_pods(con: duckdb.DuckDBPyConnection, target: str, namespace: str | None,
+                cluster: str | None) -> list[str]:
+    """A workload's recorded pods; none is no error (a capture of the workload alone, or
+    pods long gone): the workload's own story stands."""
+    try:
+        return pod_uids(con, target, namespace, cluster)
+    except KtraceError:
+        return []
 
 
 def _uids(con: duckdb.DuckDBPyConnection, kind: str, name: str, namespace: str | None,
@@ -80,9 +91,11 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
              "FROM raw_events WHERE list_contains(?, uid) GROUP BY uid", [uids])}
     timelines = _by_uid(_dicts(con, "SELECT uid, step_no, step, time, component, derived, "
                                     "detail, evidence_event_id FROM pod_transitions "
-                                    "WHERE list_contains(?, uid) ORDER BY uid, step_no", [uids]))
+                                    "WHERE list_contains(?, uid) UNION ALL "
+                                    "SELECT * FROM object_transitions_of(?) "
+                                    "ORDER BY uid, step_no", [uids, uids]))
     findings = {uid: [] for uid in uids}
-    for collect in (_stuck, _outcome, _race, _lifecycle, _gaps, _unseen):
+    for collect in (_stuck, _pod_outcome, _object_outcome, _claims, _race, _lifecycle, _gaps, _unseen):
         for uid, finding in collect(con, uids):
             findings[uid].append(finding)
     stories = []
@@ -121,46 +134,99 @@ def _by_uid(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 Found = list[tuple[str, Finding]]
 PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (Pending)",
                   "not_ready": "Running but not Ready", "not_created": "Cannot create its pods",
-                  "rollout_stalled": "Rollout stalled"}
+                  "rollout_stalled": "Rollout stalled", "update_held": "Update held",
+                  "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
+                  "lost": "Lost", "failed": "Failed", "released": "Released, not deleted"}
+#: the states of object_findings_at that are not stuck: how an object ended or waits
+OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
+                  "claim_waiting": "Waiting for a consumer", "released": "Released"}
 
 
 def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """Judged at the end of each object's cluster's data (as ``ktrace stuck`` judges)."""
     found, rows = [], []
     for cluster in clusters(con):
-        rows += _causes(con, "problems_at", data_end(con, cluster), uids, cluster)
+        rows += _causes(con, "problems_at", uids, cluster)
     for row in rows:
         state = PROBLEM_STATES.get(row["problem"], "Stuck")
+        lasted = "" if row["clock_known"] else "at least "
         found.append((row["uid"], Finding(
-            "stuck", f"{state} for {_seconds(row['stuck_for_s'])} (since {_time(row['since'])}):"
+            "stuck", f"{state} for {lasted}{_seconds(row['stuck_for_s'])} (since "
+                     f"{_time(row['since'])}{'' if row['clock_known'] else '; the capture has no clock: it ends at its last object time'}):"
                      f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])))
     return found
 
 
-def _causes(con: duckdb.DuckDBPyConnection, macro: str, at: datetime, uids: list[str],
-            cluster: str) -> list[dict[str, Any]]:
-    """Every cause ``macro`` (problems_at, pod_outcomes_at) finds for ``uids`` at ``at``, with
-    the advice that fits its sub-reason (finding_advice)."""
+def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str], cluster: str) -> list[dict[str, Any]]:
+    """Every cause ``macro`` (problems_at, pod_outcomes_at) finds for ``uids`` at the end of
+    ``cluster``'s data, with the advice that fits its sub-reason (finding_advice) and whether
+    the data has a receive clock (an import without one can only say "at least")."""
     return _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
-                       "  c.evidence, finding_advice(c.cause, c.detail) AS advice "
+                       "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known "
                        f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
                        "WHERE list_contains(?, p.uid) AND p.uid IN "
-                       "  (SELECT uid FROM raw_events WHERE cluster = ?)", [at, uids, cluster])
+                       "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+                  [clock_known(con, cluster), data_end(con, cluster), uids, cluster])
 
 
 OUTCOMES = {"evicted": "Evicted", "admission": "Rejected by the kubelet",
             "preempted": "Preempted", "oom_killed": "Ended OOM-killed"}
 
 
-def _outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+def _pod_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed)."""
     rows = []
     for cluster in clusters(con):
-        rows += _causes(con, "pod_outcomes_at", data_end(con, cluster), uids, cluster)
+        rows += _causes(con, "pod_outcomes_at", uids, cluster)
     return [(r["uid"], Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
                                           f"{_time(r['since'])}: {r['cause']} — {r['detail']}",
                                r["evidence"] or [], r["advice"]))
             for r in rows]
+
+
+def _findings(con: duckdb.DuckDBPyConnection, uids: list[str], where: str) -> list[dict[str, Any]]:
+    """object_findings_at rows of ``uids`` (or of what ``where`` selects), each cluster's
+    judged at the end of its data, with the cause's advice."""
+    rows = []
+    for cluster in clusters(con):
+        rows += _dicts(con, "SELECT f.*, finding_advice(f.cause, f.detail) AS advice "
+                            "FROM object_findings_at(?::TIMESTAMP) f "
+                            f"WHERE {where} AND f.uid IN "
+                            "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+                       [data_end(con, cluster), uids, cluster])
+    return rows
+
+
+def _object_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """How a finished or waiting workload or volume stands: never stuck (``_stuck`` has the rest)."""
+    return [(r["uid"], Finding("outcome", f"{OUTCOME_STATES.get(r['state'], r['state'])} since "
+                                          f"{_time(r['since'])}: "
+                                          f"{r['cause'] or r['state']} — {r['detail']}",
+                               r["evidence"] or [], r["advice"]))
+            for r in _findings(con, uids, "list_contains(?, f.uid) AND NOT f.stuck")]
+
+
+def _claims(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """A pod's claims followed to their own findings (a pod Pending on an unbound claim:
+    the claim's ProvisioningFailed says why)."""
+    pods = _dicts(con, "SELECT l.uid, l.namespace, unnest(p.claim_names) AS claim "
+                       "FROM latest_versions l JOIN pods p USING (event_id) "
+                       "WHERE list_contains(?, l.uid)", [uids])
+    if not pods:
+        return []
+    by_claim = {(p["namespace"], p["claim"]): p["uid"] for p in pods}
+    claim_uids = [r[0] for r in con.execute(
+        "SELECT DISTINCT uid FROM raw_events WHERE kind = 'PersistentVolumeClaim' "
+        "AND list_contains(?, [namespace, name])",
+        [[list(k) for k in by_claim]]).fetchall()]
+    found = []
+    for r in _findings(con, claim_uids, "list_contains(?, f.uid)"):
+        pod = by_claim.get((r["namespace"], r["name"]))
+        if pod is not None:
+            found.append((pod, Finding("storage", f"Its claim {r['namespace']}/{r['name']}: "
+                                                  f"{r['cause']} — {r['detail']}",
+                                       r["evidence"] or [], r["advice"])))
+    return found
 
 
 def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
@@ -256,7 +322,11 @@ def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 def _seconds(value: float | None) -> str:
     if value is None:
         return "?"
-    return f"{value:.1f} s" if abs(value) < 120 else f"{value / 60:.1f} min"
+    if abs(value) < 120:
+        return f"{value:.1f} s"
+    if abs(value) < 7200:
+        return f"{value / 60:.1f} min"
+    return f"{int(value // 3600)} h {int(value % 3600 // 60)} min"
 
 
 def _time(value: datetime | None) -> str:

@@ -49,3 +49,12 @@ def data_end(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> date
     """The last receive time of ``cluster``'s records (of all records when None)."""
     return con.execute("SELECT max(received_at) FROM raw_events WHERE ? IS NULL OR cluster = ?",
                        [cluster, cluster]).fetchone()[0]
+
+
+def clock_known(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> bool:
+    """Whether ``cluster``'s end is a receive time. An import takes its times from the
+    objects (the newest timestamp each carries): its end is when the last object says
+    something happened, not when the capture stopped, so a stretch ending there lasted at
+    least that long."""
+    return bool(con.execute("SELECT bool_and(time_source = 'received') FROM raw_events "
+                            "WHERE ? IS NULL OR cluster = ?", [cluster, cluster]).fetchone()[0])

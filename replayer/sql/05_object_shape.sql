@@ -34,6 +34,8 @@ CREATE OR REPLACE MACRO object_shape() AS '{
     "taints": [{"key": "VARCHAR", "value": "VARCHAR", "effect": "VARCHAR",
                 "timeAdded": "TIMESTAMP"}],
     "replicas": "BIGINT", "parallelism": "BIGINT", "progressDeadlineSeconds": "BIGINT",
+    "completions": "BIGINT", "backoffLimit": "BIGINT", "suspend": "BOOLEAN",
+    "persistentVolumeReclaimPolicy": "VARCHAR",
     "strategy": {"type": "VARCHAR",
                  "rollingUpdate": {"maxSurge": "JSON", "maxUnavailable": "JSON"}},
     "updateStrategy": {"type": "VARCHAR",
@@ -81,6 +83,7 @@ CREATE OR REPLACE MACRO object_shape() AS '{
     "updatedNumberScheduled": "INTEGER", "numberReady": "INTEGER",
     "numberAvailable": "INTEGER", "numberUnavailable": "INTEGER",
     "active": "INTEGER", "succeeded": "INTEGER", "failed": "INTEGER",
+    "completionTime": "TIMESTAMP", "currentRevision": "VARCHAR", "updateRevision": "VARCHAR",
     "attached": "BOOLEAN", "attachError": {"message": "VARCHAR"},
     "detachError": {"message": "VARCHAR"}
   },

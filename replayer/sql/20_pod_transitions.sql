@@ -268,6 +268,8 @@ FROM everything;
 
 -- Step times: the receive time of the evidence record, except for records that only show
 -- a past state (LISTED, inferred), where the server's own timestamp is the better guess.
+-- A record without a receive time (an import: its time is the newest timestamp inside the
+-- object) makes a derived step, and its `created` is the creationTimestamp itself.
 -- Order: by time, then by the causal rules of design §4 (an endpoint turns not-ready or
 -- leaves after the deletion was requested; DELETED follows everything else), then by
 -- resourceVersion (one etcd's commit order; it breaks the ties of 1 s derived times).
@@ -276,10 +278,17 @@ WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
     FROM raw_events WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 timed AS (
-    SELECT s.*, CASE WHEN s.derived AND s.server_at IS NOT NULL THEN s.server_at
-                     WHEN s.is_live OR s.server_at IS NULL THEN s.received_at
-                     ELSE s.server_at END AS time
-    FROM pod_steps_raw s),
+    SELECT s.* EXCLUDE (derived),
+           CASE WHEN (s.derived OR (c.clockless AND s.step = 'created'))
+                     AND s.server_at IS NOT NULL THEN s.server_at
+                WHEN s.is_live OR s.server_at IS NULL THEN s.received_at
+                ELSE s.server_at END AS time,
+           -- (first_seen is ktrace's own sighting, never a step before it)
+           s.derived OR (coalesce(c.clockless, false) AND s.step <> 'first_seen') AS derived
+    FROM pod_steps_raw s
+    LEFT JOIN (SELECT event_id, time_source <> 'received' AS clockless FROM raw_events
+               WHERE uid IN (SELECT uid FROM projection_scope)
+                  OR kind IN ('Event', 'EndpointSlice')) c USING (event_id)),
 bounds AS (
     SELECT uid, any_value(time) FILTER (WHERE step = 'deletion_requested') AS requested_at,
            max(time) FILTER (WHERE step <> 'deleted') AS last_before_delete_at

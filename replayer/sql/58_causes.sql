@@ -24,7 +24,18 @@ INSERT OR REPLACE INTO cause_scores VALUES
     ('scheduling_gated', 40, 'waiting on scheduling gates (PodScheduled=False SchedulingGated): held on purpose until the named gates are removed, not a failure'),
     ('starting', 20, 'still starting: scheduled, containers being created, no failure seen yet'),
     ('recording_gap', 30, 'an unseen stretch of the recording covers the moment judged'),
-    ('unknown', 0, 'no evidence in the recording');
+    ('unknown', 0, 'no evidence in the recording'),
+    ('job_failed', 92, 'the Job failed (Failed condition: BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy, MaxFailedIndexesExceeded, FailedIndexes) — a terminal outcome, never stuck'),
+    ('job_suspended', 10, 'the Job is suspended (Suspended=True, spec.suspend): it runs no pods until resumed — a state, not a failure'),
+    ('statefulset_update_held', 87, 'the StatefulSet''s rolling update waits on a pod that is not Running and Ready'),
+    ('daemonset_pods_missing', 86, 'the DaemonSet has fewer pods available than eligible nodes (FailedCreate, FailedPlacement, pods not Ready)'),
+    ('storage_class_missing', 93, 'the claim names a StorageClass that does not exist (ProvisioningFailed: storageclass … not found)'),
+    ('provisioning_failed', 91, 'the claim cannot be provisioned or bound (ProvisioningFailed, FailedBinding)'),
+    ('external_provisioning', 60, 'the claim waits for an external provisioner (ExternalProvisioning) past the threshold'),
+    ('waiting_for_consumer', 15, 'the claim binds when a pod using it is scheduled (WaitForFirstConsumer, WaitForPodScheduled) — a state, not a failure'),
+    ('pvc_lost', 94, 'the claim lost its volume (phase Lost, ClaimLost): the data on it is gone'),
+    ('pv_released', 12, 'the volume''s claim was deleted (phase Released): kept for an administrator with reclaim policy Retain; with Delete, not yet deleted by its provisioner'),
+    ('pv_failed', 89, 'the volume''s reclamation failed (phase Failed: VolumeFailedDelete, VolumeFailedRecycle)');
 
 -- What to look at for each cause (`ktrace explain` prints it under the finding).
 CREATE TABLE IF NOT EXISTS cause_advice (cause VARCHAR PRIMARY KEY, advice VARCHAR);
@@ -56,7 +67,18 @@ INSERT OR REPLACE INTO cause_advice VALUES
     ('node_pressure', 'the node is short of the resource named above: the kubelet evicts pods and refuses new ones while the condition holds — free or add the resource'),
     ('volume_mount', 'check the volume named above (its ConfigMap/Secret/PVC, the CSI driver)'),
     ('readiness', 'the readiness probe fails: check what it calls and the app''s startup time'),
-    ('starting', 'still starting: wait, or look at image pulls and volume mounts if it takes long');
+    ('starting', 'still starting: wait, or look at image pulls and volume mounts if it takes long'),
+    ('job_failed', 'read the last failed pod''s exit code and message above (kubectl logs on it if it is kept); fix the cause, then create the Job again — a failed Job is not retried'),
+    ('job_suspended', 'resume it when wanted: kubectl patch job NAME -p ''{"spec":{"suspend":false}}'''),
+    ('statefulset_update_held', 'the pod named above must become Ready first: see its own cause (kubectl explain pod/NAME); a broken revision needs a rollback and, with OrderedReady, deleting the stuck pod'),
+    ('daemonset_pods_missing', 'see the controller''s message above and the missing pods'' own causes (node taints, resources, FailedCreate)'),
+    ('storage_class_missing', 'create the StorageClass named above, or set the claim''s storageClassName to one that exists (kubectl get storageclass); a claim''s class cannot be changed: recreate it'),
+    ('provisioning_failed', 'read the provisioner''s message above; check the StorageClass parameters and the provisioner''s logs, or create a matching PersistentVolume'),
+    ('external_provisioning', 'check that the provisioner named above is running and registered (its CSI controller pod and logs)'),
+    ('waiting_for_consumer', 'nothing to do until a pod uses the claim; if one does and stays Pending, see the pod''s own cause'),
+    ('pvc_lost', 'the volume bound to the claim is gone: restore it from a backup, or delete and recreate the claim'),
+    ('pv_released', 'Retain: reclaim it by hand (copy what is needed, then delete the volume, or clear spec.claimRef to make it Available again); Delete: check the provisioner''s logs for why it has not deleted the volume'),
+    ('pv_failed', 'read the message above and the provisioner''s logs; delete the backing storage by hand if needed, then the volume');
 
 -- Sub-reasons with their own advice: a finding whose detail starts with "<sub> — " gets this
 -- advice instead of its cause's (`ktrace explain`). An init container's failure is named by

@@ -95,6 +95,16 @@ events AS (
     FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
     JOIN raw_events r ON r.event_id = e.event_id
     WHERE r.received_at <= ts),
+-- the earliest evidence of the stretch: a Warning about the pod still being reported when
+-- the stretch began started its series earlier (a capture that begins late, a List import,
+-- a pod first seen mid-life: the pod's own records start after the Events' first time)
+earliest AS (
+    SELECT s.uid, min(coalesce(e.first_time, e.last_time, r.received_at)) AS first_at
+    FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
+    JOIN raw_events r ON r.event_id = e.event_id
+    WHERE r.received_at <= ts AND e.type = 'Warning'
+      AND coalesce(e.last_time, r.received_at) >= s.since
+    GROUP BY s.uid),
 -- one group per (pod, reason, message): the text once, with its count and first/last
 -- time, and the failure it names (classified once here, not at each place that compares it)
 event_groups AS (
@@ -340,13 +350,15 @@ found AS (
     FROM stuck s LEFT JOIN causes c USING (uid)),
 ranked AS (
     SELECT f.*, cs.score FROM found f JOIN cause_scores cs USING (cause))
-SELECT 'Pod' AS kind, s.namespace, s.name, s.uid, s.problem, s.since,
-       epoch(ts - s.since) AS stuck_for_s, s.node_name AS node,
+SELECT 'Pod' AS kind, s.namespace, s.name, s.uid, s.problem,
+       least(s.since, el.first_at) AS since,
+       epoch(ts - least(s.since, el.first_at)) AS stuck_for_s, s.node_name AS node,
        list(r.cause ORDER BY r.score DESC, r.cause)[1] AS top_cause,
        list({'cause': r.cause, 'score': r.score, 'detail': r.detail, 'evidence': r.evidence}
             ORDER BY r.score DESC, r.cause) AS causes,
        s.event_id AS evidence_event_id
-FROM stuck s JOIN ranked r USING (uid)
+FROM stuck s JOIN ranked r USING (uid) LEFT JOIN earliest el USING (uid)
 GROUP BY ALL
 -- a pod whose status was not recorded is reported only on evidence of a failure
-HAVING (epoch(ts - s.since) > threshold_s AND s.problem <> 'unknown') OR max(r.score) >= 50;
+HAVING (epoch(ts - least(s.since, el.first_at)) > threshold_s AND s.problem <> 'unknown')
+    OR max(r.score) >= 50;

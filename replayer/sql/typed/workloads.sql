@@ -1,6 +1,8 @@
 -- workloads: one row per ReplicaSet, Deployment, StatefulSet, DaemonSet or Job version,
 -- the replica counts mapped onto one set of columns (DaemonSet: scheduled/ready/available
--- numbers; Job: parallelism, active, succeeded, failed). template_memory_limits: the pod
+-- numbers; Job: parallelism, active, succeeded, failed), what says whether the object
+-- is done or held (a Job's completions, backoffLimit, suspend and completionTime, a
+-- StatefulSet's current and update revisions), and template_memory_limits: the pod
 -- template's limits.memory per container name (init containers too), as written.
 WITH w AS (SELECT p.event_id, p.uid, p.kind, p.o.spec AS spec, p.o.status AS status,
                   p.o.metadata AS md,
@@ -31,5 +33,9 @@ SELECT event_id, uid, kind,
        map_from_entries([{'k': c.name, 'v': c.resources.limits.memory}
                          FOR c IN coalesce(spec.template.spec.containers, [])
                                   || coalesce(spec.template.spec.initContainers, [])])
-           AS template_memory_limits
+           AS template_memory_limits,
+       spec.completions AS completions, spec.backoffLimit AS backoff_limit,
+       spec.suspend AS suspend, status.failed AS failed_pods,
+       status.completionTime AS completion_time,
+       status.currentRevision AS current_revision, status.updateRevision AS update_revision
 FROM w
