@@ -112,3 +112,30 @@ def test_the_evicted_pod_is_an_outcome_not_stuck(node_recorded: duckdb.DuckDBPyC
     # the pod's own emptyDir limit, and the node was not under disk pressure
     assert detail == ('ephemeral-storage — Evicted: Usage of EmptyDir volume "data" exceeds the limit "1Mi". '
                       "— node real-node-0 DiskPressure=False since 2026-12-07T07:32:48Z")
+
+
+def test_jobs_end_failed_with_the_last_pods_own_words(node_recorded: duckdb.DuckDBPyConnection) -> None:
+    """Finished, so never stuck: the Job's Failed reason, and its last failed pod's exit code
+    and termination message, as the raw Job and pod records say (EXPECTED.md)."""
+    assert rows(node_recorded, """
+        SELECT name, state, stuck, cause, detail
+        FROM object_findings_at((SELECT max(received_at) FROM raw_events)) WHERE kind = 'Job' ORDER BY name""") == [
+        ("backoff", "failed", False, "job_failed",
+         "BackoffLimitExceeded: Job has reached the specified backoff limit; 2 failed pods (backoffLimit 1); "
+         "last failed pod backoff-rcsjf: container work exit 3 (Error) — schema version 7 not supported"),
+        ("policy", "failed", False, "job_failed",
+         "PodFailurePolicy: Container work for pod jobs/policy-8gzlg failed with exit code 42 matching FailJob "
+         "rule at index 0; 1 failed pods (backoffLimit 6); last failed pod policy-8gzlg: container work exit 42 (Error)"),
+    ]
+    assert not [key for key in findings(node_recorded) if key[0] == "jobs"]
+
+
+def test_a_claim_whose_class_is_missing_is_followed_to_its_end(node_recorded: duckdb.DuckDBPyConnection) -> None:
+    assert rows(node_recorded, """
+        SELECT kind, name, state, stuck, cause, detail
+        FROM object_findings_at((SELECT max(received_at) FROM raw_events)) WHERE namespace = 'storage'""") == [
+        ("PersistentVolumeClaim", "data", "claim_pending", True, "storage_class_missing",
+         'StorageClass "fast-ssd" does not exist — ProvisioningFailed: storageclass.storage.k8s.io "fast-ssd" '
+         "not found (×8)"),
+    ]
+    assert findings(node_recorded)[("storage", "db")]["cause"] == "unschedulable"  # the pod waits on it

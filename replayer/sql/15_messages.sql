@@ -148,3 +148,8 @@ CREATE OR REPLACE MACRO span_label(first_at, last_at) AS CASE
 CREATE OR REPLACE MACRO event_line(reason, message, count, first_at, last_at) AS
     reason || CASE WHEN count > 1 THEN ' ×' || count ELSE '' END
     || coalesce(', ' || span_label(first_at, last_at), '') || ': ' || message;
+
+-- A message as a finding shows it: without the blank lines and spaces around it (a
+-- container's termination message usually ends with a newline); NULL when nothing is left.
+CREATE OR REPLACE MACRO clean_message(m) AS
+    nullif(trim(m, ' ' || chr(9) || chr(10) || chr(13)), '');

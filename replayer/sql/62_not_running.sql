@@ -43,7 +43,7 @@ CREATE OR REPLACE MACRO container_line(b) AS
         CASE WHEN b.restart_count > 0 THEN b.restart_count || ' restarts' END,
         CASE WHEN b.last_exit_code IS NOT NULL THEN 'last exit ' || b.last_exit_code
              || coalesce(' (' || b.last_reason || ')', '')
-             || coalesce(': ' || nullif(trim(b.last_message), ''), '') END,
+             || coalesce(': ' || clean_message(b.last_message), '') END,
         CASE WHEN NOT contains(coalesce(b.last_message, ''), b.message) THEN b.message END);
 
 

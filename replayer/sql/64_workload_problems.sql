@@ -139,7 +139,7 @@ job_end AS (
                              ': container ' || p.container.name || ' exit '
                              || p.container.exit_code
                              || coalesce(' (' || p.container.reason || ')', '')
-                             || coalesce(' — ' || trim(p.container.message), ''), ''),
+                             || coalesce(' — ' || clean_message(p.container.message), ''), ''),
                          'its pods were not recorded') END) AS detail,
            [l.event_id] || coalesce(e.e.ids, [])
                || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END AS evidence,
