@@ -9,9 +9,12 @@ has no handler, so the kernel drops the signal), one that writes its reason to
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 from tests.infra.images import BUSYBOX_IMAGE
+from tests.infra.k8s import LocalControlPlane
 from tests.infra.node import pod_placement
 
 Manifest = dict[str, Any]
@@ -158,3 +161,16 @@ def storage_class_missing(namespace: str) -> list[Manifest]:
                                           volumeMounts=[{"name": "data", "mountPath": "/data"}]),
                volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}])
     return [claim, user]
+
+
+def apply(plane: LocalControlPlane, *objects: Manifest) -> None:
+    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+
+
+def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
+    """The web Deployment behind its Service, Ready, then rolled by an env change."""
+    apply(plane, service("web", namespace), web_deployment("web", namespace, prestop_seconds=prestop_seconds))
+    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=120s")
+    time.sleep(2)  # a steady state before the rollout, as in production
+    plane.kubectl("set", "env", "deploy/web", "-n", namespace, "VERSION=2")
+    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=180s")

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pytest
 
 from tests import node_workloads as w
 from tests.infra.k8s import LocalControlPlane
+from tests.infra.polling import eventually
 from tests.infra.node import NODE_NAME, RealNode
 from tests.replayer_data import load_recording
 
@@ -32,21 +33,8 @@ def api_time(value: str) -> float:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
-def eventually(probe: Callable[[], Any], what: str, timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := probe():
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not seen within {timeout:.0f}s")
-
-
 def get(plane: LocalControlPlane, *args: str) -> dict[str, Any]:
     return json.loads(plane.kubectl("get", *args, "-o", "json"))
-
-
-def apply(plane: LocalControlPlane, *objects: dict[str, Any]) -> None:
-    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 
 
 class Recording:
@@ -54,7 +42,8 @@ class Recording:
 
     def __init__(self, plane: LocalControlPlane, directory: Path, namespace: str) -> None:
         self.directory = directory
-        argv = [sys.executable, "-c", "import sys; from ktrace.cli import main; sys.argv[0] = 'ktrace'; main()", "record", "--kubeconfig", str(plane.kubeconfig),
+        run_ktrace = "import sys; from ktrace.cli import main; sys.argv[0] = 'ktrace'; main()"
+        argv = [sys.executable, "-c", run_ktrace, "record", "--kubeconfig", str(plane.kubeconfig),
                 "--out", str(directory / "log"), "--state-dir", str(directory / "state"), "-n", namespace,
                 "--kinds", "pods,endpointslices,replicasets,deployments,events,jobs"]
         self.log = (directory / "recorder.log").open("wb")
@@ -63,7 +52,9 @@ class Recording:
 
     def replay(self) -> duckdb.DuckDBPyConnection:
         self.process.terminate()
-        assert self.process.wait(timeout=30) == 0, (self.directory / "recorder.log").read_text()[-2000:]
+        code = self.process.wait(timeout=30)
+        self.log.close()
+        assert code == 0, (self.directory / "recorder.log").read_text()[-2000:]
         return load_recording(str(self.directory / "replay.duckdb"), str(self.directory / "log"), store_objects=True)
 
 
@@ -83,7 +74,7 @@ def test_the_node_runs_real_containers(node_cluster: tuple[LocalControlPlane, Re
     plane, _ = node_cluster
     node = get(plane, "node", NODE_NAME)
     assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
-    apply(plane, w.pod("hello", node_namespace, w.container("app", "echo hello from $(hostname); exec sleep 3600")))
+    w.apply(plane, w.pod("hello", node_namespace, w.container("app", "echo hello from $(hostname); exec sleep 3600")))
     plane.kubectl("wait", "--for=condition=Ready", "pod/hello", "-n", node_namespace, "--timeout=60s")
     pod = get(plane, "pod", "hello", "-n", node_namespace)
     assert pod["spec"]["nodeName"] == NODE_NAME
@@ -98,7 +89,7 @@ def test_a_container_ignoring_sigterm_is_killed_at_its_deadline(
     node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str, recording: Recording
 ) -> None:
     plane, _ = node_cluster
-    apply(plane, w.stubborn(node_namespace, grace=3))
+    w.apply(plane, w.stubborn(node_namespace, grace=3))
     plane.kubectl("wait", "--for=condition=Ready", "pod/stubborn", "-n", node_namespace, "--timeout=60s")
     plane.kubectl("delete", "pod", "stubborn", "-n", node_namespace, "--wait=false")
     eventually(lambda: not get(plane, "pods", "-n", node_namespace)["items"], "the pod gone")
@@ -122,12 +113,8 @@ def test_a_container_ignoring_sigterm_is_killed_at_its_deadline(
     assert killing and "Stopping container app" in killing[0][0]
 
 
-def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
-    apply(plane, w.service("web", namespace), w.web_deployment("web", namespace, prestop_seconds=prestop_seconds))
-    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=120s")
-    time.sleep(2)
-    plane.kubectl("set", "env", "deploy/web", "-n", namespace, "VERSION=2")
-    plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=180s")
+def roll_and_settle(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
+    w.rollout(plane, namespace, prestop_seconds)
     # the old pods are gone once their containers stopped (preStop included)
     eventually(lambda: len(get(plane, "pods", "-n", namespace)["items"]) == 2, "old pods gone")
     time.sleep(3)
@@ -152,7 +139,7 @@ def test_rollout_race_verdicts_agree_with_the_kubelet(
     prestop_seconds: int
 ) -> None:
     plane, _ = node_cluster
-    rollout(plane, node_namespace, prestop_seconds)
+    roll_and_settle(plane, node_namespace, prestop_seconds)
     con = recording.replay()
     rows = con.execute(
         "SELECT uid, verdict, epoch(endpoint_off_at), epoch(containers_stopped_at), exposed_s "

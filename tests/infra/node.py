@@ -24,7 +24,6 @@ import argparse
 import fcntl
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys

@@ -26,7 +26,6 @@ OUT_DIR/versions.txt (kubelet, containerd, runc).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -40,41 +39,29 @@ from tests.infra.k8s import LocalControlPlane  # noqa: E402
 from tests.infra.node import RealNode  # noqa: E402
 
 
-def apply(plane: LocalControlPlane, *objects: dict) -> None:
-    plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
-
-
 def namespace(plane: LocalControlPlane, name: str) -> str:
     plane.kubectl("create", "namespace", name)
     plane.kubectl("wait", "--for=create", "serviceaccount/default", "-n", name, "--timeout=60s")
     return name
 
 
-def rollout(plane: LocalControlPlane, ns: str, prestop_seconds: int) -> None:
-    apply(plane, w.service("web", ns), w.web_deployment("web", ns, prestop_seconds=prestop_seconds))
-    plane.kubectl("rollout", "status", "deploy/web", "-n", ns, "--timeout=120s")
-    time.sleep(3)
-    plane.kubectl("set", "env", "deploy/web", "-n", ns, "VERSION=2")
-    plane.kubectl("rollout", "status", "deploy/web", "-n", ns, "--timeout=180s")
-
-
 def failing_workloads(plane: LocalControlPlane) -> None:
     """Everything that fails by itself, started together: they fail while the rest plays."""
-    apply(plane, w.oom(namespace(plane, "oom")))
-    apply(plane, w.crash_loop(namespace(plane, "crash")), w.init_crash_loop("crash"))
-    apply(plane, w.init_command_missing(namespace(plane, "initcmd")))
-    apply(plane, w.image_absent(namespace(plane, "image")), w.image_never_pulled("image"))
-    apply(plane, *w.config_key_missing(namespace(plane, "config")))
-    apply(plane, *w.probes_failing(namespace(plane, "probes")))
-    apply(plane, *w.jobs_failing(namespace(plane, "jobs")))
-    apply(plane, w.ephemeral_storage_filler(namespace(plane, "evict")))
-    apply(plane, *w.runtime_class_missing(namespace(plane, "sandbox")))
-    apply(plane, *w.storage_class_missing(namespace(plane, "storage")))
+    w.apply(plane, w.oom(namespace(plane, "oom")))
+    w.apply(plane, w.crash_loop(namespace(plane, "crash")), w.init_crash_loop("crash"))
+    w.apply(plane, w.init_command_missing(namespace(plane, "initcmd")))
+    w.apply(plane, w.image_absent(namespace(plane, "image")), w.image_never_pulled("image"))
+    w.apply(plane, *w.config_key_missing(namespace(plane, "config")))
+    w.apply(plane, *w.probes_failing(namespace(plane, "probes")))
+    w.apply(plane, *w.jobs_failing(namespace(plane, "jobs")))
+    w.apply(plane, w.ephemeral_storage_filler(namespace(plane, "evict")))
+    w.apply(plane, *w.runtime_class_missing(namespace(plane, "sandbox")))
+    w.apply(plane, *w.storage_class_missing(namespace(plane, "storage")))
 
 
 def stop_stubborn(plane: LocalControlPlane) -> None:
     ns = namespace(plane, "sigterm")
-    apply(plane, w.stubborn(ns))
+    w.apply(plane, w.stubborn(ns))
     plane.kubectl("wait", "--for=condition=Ready", "pod/stubborn", "-n", ns, "--timeout=60s")
     plane.kubectl("delete", "pod", "stubborn", "-n", ns, "--wait=false")
 
@@ -101,8 +88,8 @@ def main(out: Path) -> None:
         recording = recorder(plane, out / "recording")
         time.sleep(3)
         failing_workloads(plane)
-        rollout(plane, namespace(plane, "race"), prestop_seconds=0)
-        rollout(plane, namespace(plane, "prestop"), prestop_seconds=3)
+        w.rollout(plane, namespace(plane, "race"), prestop_seconds=0)
+        w.rollout(plane, namespace(plane, "prestop"), prestop_seconds=3)
         stop_stubborn(plane)
         time.sleep(90)  # back-offs grow, Jobs give up, the eviction comes, the deadline passes
     finally:
