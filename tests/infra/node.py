@@ -137,10 +137,6 @@ class RealNode:
             self.lock.close()  # releases the flock
             self.lock = None
 
-    def logs(self, component: str = "kubelet", lines: int = 60) -> str:
-        text = (self.work_dir / "logs" / f"{component}.log").read_text(errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
-
     def import_archive(self, archive: Path) -> None:
         """Make the images of an OCI archive (tests/infra/images.py's, or `podman save
         --format oci-archive`) available to the node's containerd (pods use IfNotPresent or Never)."""
