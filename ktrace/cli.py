@@ -33,46 +33,78 @@ def closed_pipe_is_quiet() -> Iterator[None]:
         raise click.exceptions.Exit(0) from None
 
 
-#: every command as module:attribute, imported only when it runs or shows its help. The
-#: command modules import DuckDB, Arrow and Kafka inside the commands that use them, so
-#: `ktrace --help` (which reads every command's docstring) imports none of them.
-COMMANDS = {
-    "topics": "ktrace.commands.topics:topics",
-    "record": "ktrace.commands.record:record",
-    "replay": "ktrace.commands.replay:replay",
-    "import": "ktrace.commands.replay:import_",
-    "demo": "ktrace.commands.replay:demo",
-    "query": "ktrace.commands.analyze:query",
-    "timeline": "ktrace.commands.analyze:timeline",
-    "explain": "ktrace.commands.analyze:explain",
-    "evidence": "ktrace.commands.analyze:evidence",
-    "stuck": "ktrace.commands.analyze:stuck",
-    "gaps": "ktrace.commands.analyze:gaps",
-    "races": "ktrace.commands.analyze:races",
-    "state": "ktrace.commands.analyze:state",
-    "get": "ktrace.commands.get:get",
-    "info": "ktrace.commands.info:info",
-    "incident": "ktrace.commands.analyze:incident",
-    "report": "ktrace.commands.report:report",
-    "export": "ktrace.commands.export:export",
+#: every command as module:attribute, in the sections and order `ktrace --help` lists them,
+#: imported only when it runs or shows its help. The command modules import DuckDB, Arrow
+#: and Kafka inside the commands that use them, so `ktrace --help` (which reads every
+#: command's docstring) imports none of them.
+SECTIONS = {
+    "Record and load": {
+        "record": "ktrace.commands.record:record",
+        "topics": "ktrace.commands.topics:topics",
+        "replay": "ktrace.commands.replay:replay",
+        "import": "ktrace.commands.replay:import_",
+        "incident": "ktrace.commands.replay:incident",
+        "demo": "ktrace.commands.replay:demo",
+    },
+    "Analyse a database": {
+        "stuck": "ktrace.commands.analyze:stuck",
+        "races": "ktrace.commands.analyze:races",
+        "gaps": "ktrace.commands.analyze:gaps",
+        "timeline": "ktrace.commands.analyze:timeline",
+        "explain": "ktrace.commands.analyze:explain",
+        "evidence": "ktrace.commands.analyze:evidence",
+        "state": "ktrace.commands.analyze:state",
+        "get": "ktrace.commands.get:get",
+        "info": "ktrace.commands.info:info",
+        "query": "ktrace.commands.analyze:query",
+    },
+    "Write files": {
+        "report": "ktrace.commands.report:report",
+        "export": "ktrace.commands.export:export",
+    },
 }
 
 
 class LazyGroup(click.Group):
-    """A group whose commands are imported on first use (click's documented pattern)."""
+    """A group whose commands are imported on first use (click's documented pattern), listed
+    in sections."""
 
-    def __init__(self, *args: Any, lazy: Mapping[str, str], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, sections: Mapping[str, Mapping[str, str]],
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.lazy = dict(lazy)
+        self.sections = sections
+        self.lazy = {name: target for section in sections.values()
+                     for name, target in section.items()}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy})
+        return [*self.lazy, *sorted(set(super().list_commands(ctx)) - set(self.lazy))]
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy and name not in self.commands:
             module, attribute = self.lazy[name].split(":")
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """An unknown command is offered the nearest of all commands, not only of those
+        imported so far."""
+        if self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            raise click.exceptions.NoSuchCommand(args[0], possibilities=self.list_commands(ctx),
+                                                 ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands in their sections (record and load, analyses, files), in the order
+        of use rather than of the alphabet."""
+        rows = {title: [(name, self.get_command(ctx, name)) for name in names]
+                for title, names in self.sections.items()}
+        width = max(len(name) for name in self.lazy)
+        for title, commands in rows.items():
+            with formatter.section(title):
+                formatter.write_dl([(name.ljust(width),  # one column across the sections
+                                     command.get_short_help_str(formatter.width - 6 - width))
+                                    for name, command in commands if not command.hidden])
 
 
 class KtraceGroup(LazyGroup):
@@ -95,6 +127,9 @@ class KtraceGroup(LazyGroup):
             return super().main(*args, standalone_mode=False, **kwargs)
         try:
             result = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:  # plain `ktrace`: its help
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
             click.echo(f"Error: {exc.format_message()}{hint}", err=True)
@@ -108,7 +143,7 @@ class KtraceGroup(LazyGroup):
         sys.exit(result if isinstance(result, int) else 0)
 
 
-@click.group(cls=KtraceGroup, lazy=COMMANDS,
+@click.group(cls=KtraceGroup, sections=SECTIONS,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ktrace", prog_name="ktrace")
 @click.option("--log-level", default="WARNING", show_default=True, envvar="KTRACE_LOG_LEVEL",

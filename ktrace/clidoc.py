@@ -5,14 +5,18 @@ that the file holds what this module draws."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import click
 
 from ktrace import views
 from ktrace.cli import cli
+from ktrace.databases import DB_ENVVAR
 from ktrace.output import View
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -23,11 +27,29 @@ END = "<!-- END generated -->"
 def reference() -> str:
     """Every command: its usage, help, options and JSON keys, in markdown."""
     root = click.Context(cli, info_name="ktrace", **cli.context_settings)
-    parts = [_command(click.Context(command, info_name=name, parent=root,
-                                    **command.context_settings), name)
-             for name in cli.list_commands(root)
-             if (command := cli.get_command(root, name)) is not None and not command.hidden]
+    with _no_user_settings():
+        parts = [_command(click.Context(command, info_name=name, parent=root,
+                                        **command.context_settings), name)
+                 for name in cli.list_commands(root)
+                 if (command := cli.get_command(root, name)) is not None and not command.hidden]
     return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def _no_user_settings() -> Iterator[None]:
+    """--db's help shows $KTRACE_DB and the last database made: the reference shows neither
+    (it describes ktrace, not the machine it was drawn on)."""
+    saved = {k: os.environ.get(k) for k in (DB_ENVVAR, "XDG_STATE_HOME")}
+    os.environ.pop(DB_ENVVAR, None)
+    os.environ["XDG_STATE_HOME"] = os.devnull  # a file: no state can be read below it
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _command(ctx: click.Context, name: str) -> str:

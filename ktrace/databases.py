@@ -1,15 +1,162 @@
-"""Where ``demo`` and ``incident`` keep the database their evidence ids point into, so that
-every id they print can be opened afterwards with ``ktrace evidence ID --db PATH``."""
+"""The database a command reads or makes: the --db option (with ``KTRACE_DB`` and the last
+database a command made, offered in its help and in the error when a file is missing),
+opening it for analysis, and making a new one that a failed load does not leave behind."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import click
 
+from schemas.errors import KtraceError
+
+#: an open DuckDB connection (the CLI never imports DuckDB itself: the replayer does)
+Connection = Any
+
+DEFAULT_DB = "ktrace.duckdb"
+DB_ENVVAR = "KTRACE_DB"
 DEMO_FILE = "demo.duckdb"
+#: the path of the last database a command made, one line, under $XDG_STATE_HOME/ktrace/
+LAST_DATABASE_FILE = "last-database"
+
+
+# ---- the last database a command made ------------------------------------------------------
+
+def _state_file() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                             "state")
+    return Path(state) / "ktrace" / LAST_DATABASE_FILE
+
+
+def remember_database(path: str) -> None:
+    """Note ``path`` as the last database a command made (replay, import, demo, incident).
+    A hint only: a state directory that cannot be written costs the hint, not the command."""
+    state = _state_file()
+    with contextlib.suppress(OSError):
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(os.path.abspath(path) + "\n", encoding="utf-8")
+
+
+def last_database() -> str | None:
+    """The last database a command made, while it still exists."""
+    try:
+        path = _state_file().read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return path if path and os.path.isfile(path) else None
+
+
+# ---- --db and --parquet --------------------------------------------------------------------
+
+class DatabaseOption(click.Option):
+    """--db, whose help shows the value in effect now (``KTRACE_DB`` or the default) and
+    the last database a command made."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        set_to = os.environ.get(DB_ENVVAR)
+        now = (f"now {set_to} from ${DB_ENVVAR}" if set_to
+               else f"default: {DEFAULT_DB}, or ${DB_ENVVAR}")
+        last = last_database()
+        made = f"; last made: {last}" if last and last != os.path.abspath(set_to or DEFAULT_DB) else ""
+        return record[0], f"{record[1]}  [{now}{made}]"
+
+
+def db_option(func: Callable) -> Callable:
+    """--db PATH (``db_path``) of a command that reads or loads a database."""
+    return click.option("--db", "db_path", cls=DatabaseOption, default=DEFAULT_DB,
+                        envvar=DB_ENVVAR, metavar="PATH", type=click.Path(dir_okay=False),
+                        help="The replay database (DuckDB file).")(func)
+
+
+def parquet_option(func: Callable) -> Callable:
+    return click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
+                        help="Read a `ktrace export` Parquet directory in place instead of "
+                             "--db.")(func)
+
+
+def missing_database(path: str) -> KtraceError:
+    """No file at ``path``: say how a database is named and made, and offer the last one."""
+    message = (f"no database at {path} (named by --db or ${DB_ENVVAR}): load one with "
+               "`ktrace replay` or `ktrace import`")
+    last = last_database()
+    if last and last != os.path.abspath(path):
+        message += f", or open the last one made: --db {last}"
+    return KtraceError(message)
+
+
+def open_for_analysis(db_path: str, parquet_dir: str | None = None,
+                      **readonly: Any) -> Connection:
+    """The database (or an exported Parquet directory) opened read-only, as every analysis
+    reads it (``readonly``: ``db.open_readonly``'s options)."""
+    if parquet_dir:
+        from replayer.export import open_parquet
+        return open_parquet(parquet_dir)
+    if not os.path.exists(db_path):
+        raise missing_database(db_path)
+    from replayer import db
+    return db.open_readonly(db_path, **readonly)
+
+
+def with_db(func: Callable) -> Callable:
+    """Opens --db read-only (or --parquet DIR) for the command as ``con`` and closes it
+    afterwards."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, db_path: str, parquet_dir: str | None, **kwargs: Any) -> Any:
+        con = open_for_analysis(db_path, parquet_dir)
+        try:
+            return func(*args, con=con, **kwargs)
+        finally:
+            con.close()
+    return db_option(parquet_option(wrapper))
+
+
+# ---- making a database ---------------------------------------------------------------------
+
+def refuse_existing(path: str, *, rebuild: bool) -> None:
+    """Commands that make a new database leave an existing file untouched unless
+    ``rebuild`` (and even then ``db.open_db`` starts over only a ktrace database)."""
+    if os.path.exists(path) and not rebuild:
+        raise KtraceError(f"{path} already exists; pass --rebuild to start it over, or choose "
+                          "another --db")
+
+
+@contextlib.contextmanager
+def loading_database(path: str, *, rebuild: bool = False) -> Iterator[Connection]:
+    """The database at ``path`` opened for loading. When the load fails, a file this run
+    made (new, or started over by ``rebuild``) is removed: it holds nothing anyone
+    recorded. When it succeeds, ``path`` is remembered as the last database made."""
+    from replayer import db
+    existed = os.path.exists(path)
+    try:
+        con = db.open_db(path, rebuild=rebuild)
+    except BaseException:
+        if not existed:
+            _remove_database_file(path)
+        raise
+    try:
+        try:
+            yield con
+        finally:
+            con.close()
+    except BaseException:
+        if rebuild or not existed:
+            _remove_database_file(path)
+        raise
+    remember_database(path)
+
+
+def _remove_database_file(path: str) -> None:
+    for leftover in (path, path + ".wal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(leftover)
 
 
 def demo_db_path() -> str:

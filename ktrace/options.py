@@ -1,5 +1,6 @@
-"""Option sets shared by commands: Kafka connection (TLS/SASL), the source to read, and
-redaction, and where to write the HTML report."""
+"""Option sets shared by commands: Kafka connection (TLS/SASL), the source to read,
+redaction, durations and sizes, -n for loads, and where to write the HTML report. The
+database's own options are in ktrace/databases.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Callable
 
 import click
 
-from replayer.when import parse_duration
+from ktrace.when import parse_duration, spell_duration
 from schemas.errors import KtraceError
 from transports.kafka.registry import SUBJECT_STRATEGIES
 from schemas.topics import DEFAULT_PREFIX
@@ -51,8 +52,8 @@ def _kafka_options(func: Callable, first: list[Callable], *,
         click.option("--kafka-ssl-cafile", type=click.Path(exists=True, dir_okay=False)),
         click.option("--kafka-ssl-certfile", type=click.Path(exists=True, dir_okay=False)),
         click.option("--kafka-ssl-keyfile", type=click.Path(exists=True, dir_okay=False)),
-        click.option("--kafka-timeout", type=DurationType(), default=10.0, show_default=True,
-                     help="How long to wait for a broker before giving up."),
+        duration_option("--kafka-timeout", default=10.0,
+                        help="How long to wait for a broker before giving up."),
         click.option("--schema-registry", envvar="KTRACE_SCHEMA_REGISTRY", metavar="URL",
                      help="Confluent-compatible Schema Registry: records are written in the "
                           "Confluent framing (schema id) and read by id. Without it, the "
@@ -156,8 +157,16 @@ class DurationType(click.ParamType):
         return seconds
 
 
-#: how --since, --until and --at read (replayer.when)
-TIME_FORMS = "RFC 3339, a duration before now (2h30m), or before the data's end (end-30m)"
+def duration_option(*decls: str, default: float, allow_zero: bool = False,
+                    **kwargs: Any) -> Callable:
+    """A DURATION option whose default reads as the flag takes it (``30s``, not ``30.0``)."""
+    return click.option(*decls, type=DurationType(allow_zero=allow_zero),
+                        default=spell_duration(default), show_default=True, **kwargs)
+
+
+def namespace_option(func: Callable) -> Callable:
+    """-n of a command that loads: only this namespace's records."""
+    return click.option("-n", "--namespace", help="Only this namespace.")(func)
 
 
 def html_option(func: Callable) -> Callable:

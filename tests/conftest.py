@@ -12,7 +12,9 @@ pytest_plugins = ["tests.infra.fixtures_kafka", "tests.infra.fixtures_k8s", "tes
 
 @pytest.fixture(scope="session", autouse=True)
 def own_cache_home(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """ktrace's own cache (the demo's database) in the session's temporary directory: a
-    test run neither reads nor overwrites the user's, nor another checkout's. The service
-    installs (KTRACE_CACHE, ~/.cache/ktrace) are not affected."""
+    """ktrace's own cache (the demo's database) and state (the last database made) in the
+    session's temporary directory: a test run neither reads nor overwrites the user's, nor
+    another checkout's. The service installs (KTRACE_CACHE, ~/.cache/ktrace) are not
+    affected."""
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))

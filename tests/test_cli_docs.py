@@ -62,3 +62,19 @@ def test_help_pulls_no_heavy_module(args):
     run = ("from ktrace.cli import cli\n"
            f"try:\n    cli.main({args!r}, prog_name='ktrace')\nexcept SystemExit:\n    pass")
     assert _modules_after(run) == set()
+
+
+def test_the_readmes_compose_command_is_docs_deploys():
+    """The README's one-line start of the Compose stack says what docs/deploy.md says it
+    needs (a kubeconfig and the user to read it as)."""
+    root = clidoc.DOC.parents[1]
+
+    def compose(text: str) -> str:
+        start = text.index("KUBECONFIG_FILE=")
+        command = text[start:text.index("up --build", start) + len("up --build")]
+        return " ".join(command.replace("\\\n", " ").split())
+
+    readme, deploy = ((root / name).read_text(encoding="utf-8")
+                      for name in ("README.md", "docs/deploy.md"))
+    assert compose(readme) == compose(deploy)
+    assert compose(readme).endswith("docker compose -f compose/docker-compose.yml up --build")

@@ -67,6 +67,9 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], int, str]] = [
     ("non-UTF-8 kubeconfig", lambda t, d: [
         "record", "--kubeconfig", _kubeconfig(t, raw=b"apiVersion: v1\nname: \xff\xfe\n")],
      1, "is not UTF-8 text"),
+    ("an unreachable API server", lambda t, d: [
+        "record", "--kubeconfig", _kubeconfig(t), "--out", str(t / "log"), "--duration", "10s"],
+     1, "GET https://127.0.0.1:1/api"),
     ("empty replay directory", lambda t, d: ["replay", _dir(t, "empty"), "--db", str(t / "x")],
      1, "no topics with prefix 'ktrace' in {t}/empty; it holds no topics at all"),
     ("a topic directory for the log root", lambda t, d: [
@@ -89,6 +92,17 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], int, str]] = [
     ("--since after --until (incident)", lambda t, d: [
         "incident", recording("scenarios"), "--since", "2026-11-30T08:00:00Z", "--until",
         "2026-11-30T07:00:00Z"], 2, "is after --until"),
+    ("--since after --until (report)", lambda t, d: [
+        "report", "--db", d, "--html", str(t / "r.html"), "--since", "2026-11-30T08:00:00Z",
+        "--until", "2026-11-30T07:00:00Z"], 2, "is after --until"),
+    ("a window outside the data (report)", lambda t, d: [
+        "report", "--db", d, "--html", str(t / "r.html"), "--since", "2020-01-01T00:00:00Z",
+        "--until", "2020-01-02T00:00:00Z"], 1,
+     "no records between 2020-01-01T00:00:00.000000Z and 2020-01-02T00:00:00.000000Z: the "
+     "database holds 2026-11-30T"),
+    ("a window after the data (report)", lambda t, d: [
+        "report", "--db", d, "--perfetto", str(t / "r.json"), "--since", "2030-01-01T00:00:00Z"],
+     1, "no records between 2030-01-01T00:00:00.000000Z and the end: the database holds"),
     ("a window outside the recording", lambda t, d: [
         "replay", recording("scenarios"), "--since", "2020-01-01T00:00:00Z", "--until",
         "2020-01-02T00:00:00Z", "--db", str(t / "x")], 1, "the window lies outside the recording"),
@@ -115,10 +129,29 @@ def test_bad_input_is_one_error_line_and_its_exit_status(tmp_path, dbfile, build
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_a_failed_replay_creates_no_database(tmp_path):
-    result = CliRunner().invoke(cli, ["replay", _dir(tmp_path, "empty"), "--db",
-                                      str(tmp_path / "x.duckdb")])
-    assert result.exit_code == 1 and not (tmp_path / "x.duckdb").exists()
+@pytest.mark.parametrize("build", [
+    lambda t: ["replay", _dir(t, "empty"), "--db", str(t / "x.duckdb")],
+    lambda t: ["replay", recording("scenarios"), "--since", "2020-01-01T00:00:00Z", "--until",
+               "2020-01-02T00:00:00Z", "--db", str(t / "x.duckdb")],
+    lambda t: ["import", _file(t, "noise.json", b"not json{"), "--db", str(t / "x.duckdb")],
+    lambda t: ["incident", recording("scenarios"), "--since", "2020-01-01T00:00:00Z",
+               "--until", "2020-01-02T00:00:00Z", "--db", str(t / "x.duckdb")],
+], ids=["no topics", "a window outside the recording", "an unreadable capture", "incident"])
+def test_a_failed_load_leaves_no_database_behind(tmp_path, build):
+    result = CliRunner().invoke(cli, build(tmp_path))
+    assert result.exit_code == 1, result.output
+    assert sorted(p.name for p in tmp_path.iterdir() if ".duckdb" in p.name) == []
+
+
+def test_a_failed_load_into_an_existing_database_keeps_it(tmp_path, dbfile):
+    target = tmp_path / "k.duckdb"
+    shutil.copy(dbfile, target)
+    records = ["query", "SELECT count(*) AS n FROM raw_events", "-o", "csv", "--db", str(target)]
+    before = CliRunner().invoke(cli, records).stdout
+    result = CliRunner().invoke(cli, ["import", _file(tmp_path, "noise.json", b"not json{"),
+                                      "--db", str(target)])
+    assert result.exit_code == 1 and target.exists()
+    assert CliRunner().invoke(cli, records).stdout == before != "n\n0\n"
 
 
 def test_kinds_are_taken_as_kubectl_names_them(dbfile):

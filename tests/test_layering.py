@@ -4,7 +4,8 @@
 
 Arrows point one way: a package imports only those below it, the recorder and the replayer
 never each other, and the two transports (``transports.kafka``, ``transports.locallog``)
-never each other. The heavy or front-end libraries stay where they belong: DuckDB and
+never each other. Each command module (``ktrace.commands.*``) stands alone: what commands
+share lives in ``ktrace/`` modules, never in another command's module. The heavy or front-end libraries stay where they belong: DuckDB and
 pyarrow in the replayer, confluent-kafka in the Kafka transport, click in the CLI.
 Every import counts, also those inside functions and under TYPE_CHECKING.
 """
@@ -36,12 +37,12 @@ LIBRARIES = {
     "click": {"ktrace"},
 }
 
+#: the package whose modules never import each other
+STANDALONE = "ktrace.commands"
+
 #: (module, library) imports that break a rule today, each with the work that removes it;
 #: the test fails once one is no longer needed, so the list cannot outlive its reason.
-KNOWN = {
-    # issue 30 item 4: completion opens the database as every analysis does
-    ("ktrace.completion", "duckdb"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def imported_modules(source: str) -> set[str]:
@@ -70,6 +71,9 @@ def violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
             found.update((module, other) for package, others in FORBIDDEN.items()
                          if within(module, package)
                          for other in others if within(imported, other))
+            if (within(module, STANDALONE) and within(imported, STANDALONE)
+                    and imported not in (module, STANDALONE)):
+                found.add((module, ".".join(imported.split(".")[:3])))  # the command module
             library = imported.split(".")[0]
             if library in LIBRARIES and not any(within(module, p) for p in LIBRARIES[library]):
                 found.add((module, library))
@@ -113,6 +117,10 @@ def test_every_known_exception_is_still_needed(graph):
     ("replayer.replay", "from confluent_kafka import Consumer", "confluent_kafka"),
     ("transports.locallog.source", "import confluent_kafka", "confluent_kafka"),
     ("replayer.analyses.query", "import click", "click"),
+    ("ktrace.commands.get", "from ktrace.commands.analyze import with_db",
+     "ktrace.commands.analyze"),
+    ("ktrace.commands.report", "def f():\n    from ktrace.commands import replay",
+     "ktrace.commands.replay"),
 ])
 def test_a_planted_violation_is_found(graph, module, imports, broken):
     planted = graph | {module: graph[module] | imported_modules(imports)}
@@ -121,6 +129,8 @@ def test_a_planted_violation_is_found(graph, module, imports, broken):
 
 @pytest.mark.parametrize("module, imports", [
     ("ktrace.cli", "from recorder import session\nfrom replayer import db\nimport click"),
+    ("ktrace.cli", "import ktrace.commands.analyze\nimport ktrace.commands.replay"),
+    ("ktrace.commands.get", "from ktrace.databases import with_db\nimport ktrace.commands"),
     ("recorder.session", "from transports.kafka.sink import KafkaSink"),
     ("replayer.objects", "from transports.locator import open_source"),
     ("transports.locator", "from transports.kafka.source import KafkaSource\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ktrace.commands.analyze import db_option
+from ktrace.databases import db_option, open_for_analysis
 
 
-@click.command()
+@click.command(short_help="Export the database as Parquet partitioned by kind and date.")
 @db_option
 @click.option("--parquet", "directory", required=True, type=click.Path(file_okay=False),
               help="Write here (a new directory): DIR/<table>/kind=…/date=…/*.parquet.")
@@ -20,10 +20,9 @@ def export(db_path: str, directory: str) -> None:
     \b
       ktrace export --db incident.duckdb --parquet incident-parquet
       ktrace stuck --parquet incident-parquet"""
-    from replayer import db
     from replayer.export import export_parquet
 
-    con = db.open_readonly(db_path)
+    con = open_for_analysis(db_path)
     try:
         written = export_parquet(con, directory)
     finally:

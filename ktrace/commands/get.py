@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ktrace import views
-from ktrace.commands.analyze import moment, with_db
-from ktrace.options import TIME_FORMS
+from ktrace.databases import with_db
 from ktrace.output import Answer, emit, output_option
 from ktrace.scope import scope_options
+from ktrace.when import TIME_FORMS, moment
 from schemas.kinds import ObjectRef, kind_name
 
 
@@ -22,7 +22,7 @@ def split_targets(targets: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return targets[0], targets[1:]
 
 
-@click.command()
+@click.command(short_help="Objects at a moment, as kubectl get shows them.")
 @click.argument("targets", nargs=-1, required=True, metavar="KIND [NAME…] | KIND/NAME…")
 @click.option("--at", metavar="TIME", help=f"As it was at this moment: {TIME_FORMS} "
                                            "(default: the end of the data).")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ktrace.commands.analyze import print_sections, with_db
+from ktrace.databases import with_db
 from ktrace.output import Output, report_output_options
+from ktrace.printing import print_sections
 
 
-@click.command()
+@click.command(short_help="What a database holds: windows, sessions, kinds, unseen stretches.")
 @click.option("--cluster", help="Only this cluster (default: every cluster in the database).")
 @with_db
 @report_output_options

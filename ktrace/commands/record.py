@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 OPTIONAL_KINDS = [spec.resource for spec in CATALOGUE if not spec.default]
 
 
-@click.command()
+@click.command(short_help="Record a cluster's list/watch stream to Kafka or a local log.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False),
               help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster).")
 @click.option("--context", help="Kubeconfig context (default: current-context).")

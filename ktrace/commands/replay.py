@@ -1,4 +1,4 @@
-"""ktrace replay / import / demo: load recordings into a replay database and report.
+"""ktrace replay / import / demo / incident: load recordings into a replay database.
 
 The loader (DuckDB, Arrow) and rich are imported inside the commands that use them, so
 that `--help` starts fast."""
@@ -6,83 +6,31 @@ that `--help` starts fast."""
 from __future__ import annotations
 
 import signal
-import sys
 import threading
-from contextlib import contextmanager
-from datetime import datetime
+import time
 from importlib import resources
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from ktrace.commands.topics import open_source, require_topics
-from ktrace.databases import demo_db_path, echo_where
-from ktrace.options import TIME_FORMS, html_option, kafka_options, redaction_options
-from ktrace.output import Output, report_output_options, rfc3339
-from ktrace.commands.analyze import (check_window, db_option, namespace_option, print_sections,
-                                     refuse_existing, source_end, window)
+from ktrace.databases import (db_option, demo_db_path, incident_db_path, loading_database,
+                              refuse_existing, remember_database)
+from ktrace.loading import (check_strict, check_window, echo_summary, load_and_find,
+                            progress_bar)
+from ktrace.options import html_option, kafka_options, namespace_option, redaction_options
+from ktrace.output import Output, report_output_options
+from ktrace.sources import open_source, require_topics, source_end
+from ktrace.when import TIME_FORMS, window
 from schemas.errors import KtraceError
 
 if TYPE_CHECKING:
     from replayer.loader import LoadStats
     from replayer.replay import Summary
     from transports.kafka.settings import KafkaSettings
+    from transports.source import Source
 
 
-@contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[LoadStats], None]]:
-    """A live count on stderr while loading (silent when stderr is not a terminal)."""
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task(label)
-
-        def update(stats: LoadStats) -> None:
-            bar.update(task, description=f"{label}: {stats.loaded:,} records loaded, "
-                                         f"{stats.duplicates:,} duplicates, "
-                                         f"{stats.problem_count():,} problems")
-        yield update
-
-
-def echo_summary(summary: Summary) -> None:
-    """The load's outcome, on stderr: stdout is for answers."""
-    s = summary.stats
-    damage = f" ({s.unreadable_bytes:,} bytes unreadable)" if s.problems["unreadable"] else ""
-    lines = [f"loaded {s.loaded:,} of {s.deliveries:,} records ({s.duplicates:,} duplicates, "
-             f"{s.filtered:,} filtered out, {_plural(s.problem_count(), 'problem')}{damage})"]
-    if s.problems["unreadable"]:
-        lines.append(f"damage: {_plural(s.problems['unreadable'], 'byte range')} could not be "
-                     "read (table unreadable_ranges); `ktrace gaps` shows each as a damaged "
-                     "unseen stretch")
-    lines.append(f"database: {summary.records:,} records from {_utc(summary.first)} to "
-                 f"{_utc(summary.last)}; {summary.gaps} unseen stretches")
-    lines.append("kinds: " + ", ".join(f"{k} {n:,}" for k, n in summary.kinds))
-    if summary.problems:
-        lines.append("problems (see table load_problems): "
-                     + ", ".join(f"{p} {n:,}" for p, n in summary.problems))
-    for line in lines:
-        click.echo(line, err=True)
-
-
-def _utc(value: object) -> object:
-    return rfc3339(value) if isinstance(value, datetime) else value
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
-
-
-def check_strict(summary: Summary, strict: bool) -> None:
-    """--strict: damage fails the command (after the summary, so the user sees what)."""
-    damaged = summary.stats.problems["unreadable"]
-    if strict and damaged:
-        raise KtraceError(f"{_plural(damaged, 'unreadable byte range')} in the source "
-                          "(--strict)")
-
-
-@click.command()
+@click.command(short_help="Load a recording into a database (resumes; --follow keeps up).")
 @click.argument("source", required=False, type=click.Path(file_okay=False))
 @kafka_options
 @db_option
@@ -111,43 +59,43 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
       ktrace replay ktrace-log --db k.duckdb
       ktrace replay --kafka broker:9092 --since 2h30m --db k.duckdb
       ktrace replay ktrace-log --follow --db k.duckdb"""
-    from replayer import db
     from replayer.loader import RecordFilter
-    from replayer.replay import follow as run_follow, replay as run_replay
+    from replayer.replay import replay as run_replay
     src = open_source(source, kafka)
     since_us, until_us = window(since, until, source_end(src, topic_prefix))
     name = source or f"kafka {kafka.bootstrap}"
-    keep = RecordFilter(namespace, cluster)
+    load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
+                since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
     try:
-        if not follow:  # a follower may start before the recorder made its first topic
-            require_topics(src, topic_prefix, name)
-        with progress_bar("replay") as update:
-            if follow:
-                if rebuild:
-                    db.open_db(db_path, rebuild=True).close()
-                summary = run_follow(src, db_path, source_name=name, prefix=topic_prefix,
-                                     keep=keep, since_us=since_us, until_us=until_us,
-                                     store_objects=store_objects == "all",
-                                     stop=stop_on_signals(), on_batch=update,
-                                     on_caught_up=report_catch_up())
-            else:
-                con = db.open_db(db_path, rebuild=rebuild)
-                try:
-                    summary = run_replay(src, con, source_name=name, prefix=topic_prefix,
-                                         keep=keep, since_us=since_us, until_us=until_us,
-                                         store_objects=store_objects == "all",
-                                         on_batch=update)
-                finally:
-                    con.close()
+        if follow:
+            summary = follow_source(src, db_path, rebuild=rebuild, **load)
+        else:
+            with loading_database(db_path, rebuild=rebuild) as con:
+                require_topics(src, topic_prefix, name)
+                with progress_bar("replay") as update:
+                    summary = run_replay(src, con, on_batch=update, **load)
+                check_window(summary, since_us, until_us)
     finally:
         src.close()
-    check_window(summary, since_us, until_us)
     echo_summary(summary)
     if waiting := summary.stats.waiting:
         raise KtraceError(f"{len(waiting)} partition(s) stopped at a record whose writer schema "
                           f"could not be fetched, first {waiting[0]}; run replay again once it "
                           f"can be: it resumes there")
     check_strict(summary, strict)
+
+
+def follow_source(src: Source, db_path: str, *, rebuild: bool, **load: Any) -> Summary:
+    """--follow: catch up, then keep loading until a signal; a follower may start before
+    the recorder made its first topic."""
+    from replayer import db
+    from replayer.replay import follow
+    if rebuild:
+        db.open_db(db_path, rebuild=True).close()
+    remember_database(db_path)
+    with progress_bar("replay") as update:
+        return follow(src, db_path, stop=stop_on_signals(), on_batch=update,
+                      on_caught_up=echo_catch_up(), **load)
 
 
 def stop_on_signals() -> threading.Event:
@@ -158,20 +106,20 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
-def report_catch_up() -> Callable[[LoadStats], None]:
+def echo_catch_up() -> Callable[[LoadStats], None]:
     """One line on stderr each time a --follow catch-up loaded something new."""
     last = -1
 
-    def report(stats: LoadStats) -> None:
+    def echo(stats: LoadStats) -> None:
         nonlocal last
         if stats.loaded != last:
             last = stats.loaded
             click.echo(f"caught up: {stats.loaded} records loaded", err=True)
 
-    return report
+    return echo
 
 
-@click.command("import")
+@click.command("import", short_help="Load kubectl get/--watch JSON captures into a database.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @db_option
 @namespace_option
@@ -191,18 +139,13 @@ def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster
     \b
       kubectl get pods -A --watch --output-watch-events -o json > pods.json
       ktrace import pods.json events.json --db k.duckdb"""
-    from replayer import db
     from replayer.loader import RecordFilter
     from replayer.replay import import_captures
     from schemas.redaction import Redactor
     redactor = Redactor(redact, enabled=not no_redact)
-    con = db.open_db(db_path, rebuild=rebuild)
-    try:
-        with progress_bar("import") as update:
-            summary = import_captures(list(files), con, cluster=cluster, redactor=redactor,
-                                      keep=RecordFilter(namespace, None), on_batch=update)
-    finally:
-        con.close()
+    with loading_database(db_path, rebuild=rebuild) as con, progress_bar("import") as update:
+        summary = import_captures(list(files), con, cluster=cluster, redactor=redactor,
+                                  keep=RecordFilter(namespace, None), on_batch=update)
     echo_summary(summary)
 
 
@@ -213,7 +156,7 @@ def demo_recording() -> str:
     return str(folder)
 
 
-@click.command()
+@click.command(short_help="Replay the packaged recording and print what ktrace finds.")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False),
               help="Keep the demo database here, a new file (default: the demo's own, "
                    "$XDG_CACHE_HOME/ktrace/demo.duckdb, rebuilt on every run).")
@@ -232,22 +175,54 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
       ktrace demo
       ktrace demo --db demo.duckdb --html demo.html
       ktrace demo -o csv --output-dir demo-csv/"""
-    from replayer import db
-    from replayer.analyses.report import findings
-    from replayer.replay import replay as run_replay
-    from replayer.report.files import write_reports
+    from replayer.loader import RecordFilter
     from transports.locallog.source import LocalLogSource
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
-    path = db_path or demo_db_path()
-    con = db.open_db(path, rebuild=rebuild or not db_path)
+    source = LocalLogSource(demo_recording())
     try:
-        with progress_bar("demo") as update:
-            run_replay(LocalLogSource(demo_recording()), con, source_name="demo",
-                       prefix="ktrace", on_batch=update)
-        print_sections(findings(con), out)
+        load_and_find(source, db_path or demo_db_path(), label="demo", source_name="demo",
+                      prefix="ktrace", rebuild=rebuild or not db_path, keep=RecordFilter(),
+                      out=out, html_path=html_path)
     finally:
-        con.close()
-    echo_where(path, "demo")
-    if html_path:
-        write_reports(path, html=html_path)
+        source.close()
+
+
+@click.command(short_help="Load one time window into a new database, print every finding.")
+@click.argument("source", required=False, type=click.Path(file_okay=False))
+@kafka_options
+@click.option("--since", metavar="TIME", required=True, help=f"Window start: {TIME_FORMS}.")
+@click.option("--until", metavar="TIME", help="Window end (default: now).")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False),
+              help="Keep the window's database here, a new file (default: a new file named "
+                   "after the window in the current directory).")
+@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
+@namespace_option
+@click.option("--cluster", help="Load only this cluster's records.")
+@report_output_options
+@html_option
+def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
+             until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
+             cluster: str | None, out: Output, html_path: str | None) -> None:
+    """Load one window of a recording into a new database and print every finding
+    (--html also draws them into one offline file). Its evidence ids open with
+    `ktrace evidence ID --db PATH` (PATH printed on stderr).
+
+    Examples:
+
+    \b
+      ktrace incident ktrace-log --since 2h --until 1h30m
+      ktrace incident ktrace-log --since end-30m --db last.duckdb --html last.html
+      ktrace incident --kafka broker:9092 --since 2026-11-30T07:00:00Z -o csv --output-dir out/"""
+    from replayer.loader import RecordFilter
+    if db_path:
+        refuse_existing(db_path, rebuild=rebuild)
+    src = open_source(source, kafka)
+    try:
+        since_us, until_us = window(since, until, source_end(src, topic_prefix))
+        path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
+        load_and_find(src, path, label="incident", source_name=source or "kafka",
+                      prefix=topic_prefix, rebuild=rebuild, keep=RecordFilter(namespace, cluster),
+                      since_us=since_us, until_us=until_us, out=out, html_path=html_path)
+    finally:
+        src.close()

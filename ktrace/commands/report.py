@@ -3,30 +3,20 @@ trace, from a database alone."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Any
 
 import click
 
-from ktrace.commands.analyze import database_end, db_option
-from ktrace.options import TIME_FORMS, html_option
+from ktrace.databases import db_option, open_for_analysis, parquet_option
+from ktrace.options import html_option
+from ktrace.printing import write_report_files
 from ktrace.scope import scope_options
-from replayer.when import parse_when, to_timestamp
+from ktrace.output import rfc3339
+from ktrace.when import TIME_FORMS, database_end, to_timestamp, to_us, utc, window
+from schemas.errors import KtraceError
 
 
-def _when(value: str | None, db_path: str) -> datetime | None:
-    """--since/--until; ``end-…`` opens the database to find its end."""
-    def end() -> int | None:
-        from replayer import db
-        con = db.open_readonly(db_path)
-        try:
-            return database_end(con)()
-        finally:
-            con.close()
-    return to_timestamp(parse_when(value, end_us=end)) if value else None
-
-
-@click.command()
-@db_option
+@click.command(short_help="Draw an incident as one offline HTML file or a Perfetto trace.")
 @click.option("--since", metavar="TIME", help=f"Window start: {TIME_FORMS} (default: the data's start).")
 @click.option("--until", metavar="TIME", help="Window end (default: the data's end).")
 @scope_options
@@ -35,9 +25,11 @@ def _when(value: str | None, db_path: str) -> datetime | None:
 @html_option
 @click.option("--perfetto", "perfetto_path", type=click.Path(dir_okay=False, writable=True),
               help="Write a Chrome/Perfetto trace (JSON) here: one track per pod.")
-def report(db_path: str, since: str | None, until: str | None, namespace: str | None,
-           cluster: str | None, targets: tuple[str, ...], html_path: str | None,
-           perfetto_path: str | None) -> None:
+@db_option
+@parquet_option
+def report(since: str | None, until: str | None, namespace: str | None, cluster: str | None,
+           targets: tuple[str, ...], html_path: str | None, perfetto_path: str | None,
+           db_path: str, parquet_dir: str | None) -> None:
     """Draw an incident from the database: findings first, then one swimlane group per pod
     (API object, endpoint, containers) with race windows, finalizer holds, grace deadlines
     and the recording's unseen stretches, and the rollouts. --html writes one offline file;
@@ -50,10 +42,29 @@ def report(db_path: str, since: str | None, until: str | None, namespace: str | 
       ktrace report --since end-5m --pod deploy/web --perfetto web.json"""
     if not html_path and not perfetto_path:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
-    from replayer.report.files import write_reports  # DuckDB and jinja2: only when drawing
-    sel = write_reports(db_path, html=html_path, perfetto=perfetto_path, since=_when(since, db_path),
-                        until=_when(until, db_path), namespace=namespace, targets=targets,
-                        cluster=cluster)
-    for path in (html_path, perfetto_path):
-        if path:
-            click.echo(f"wrote {path} ({len(sel.uids)} pods)", err=True)
+    con = open_for_analysis(db_path, parquet_dir)
+    try:
+        since_us, until_us = window(since, until, database_end(con))
+        check_recorded(con, since_us, until_us, cluster)
+        write_report_files(con, html=html_path, perfetto=perfetto_path,
+                           since=None if since_us is None else to_timestamp(since_us),
+                           until=None if until_us is None else to_timestamp(until_us),
+                           namespace=namespace, cluster=cluster, targets=targets)
+    finally:
+        con.close()
+
+
+def check_recorded(con: Any, since_us: int | None, until_us: int | None,
+                   cluster: str | None) -> None:
+    """A window outside the recording is an error (exit 1), not an empty picture."""
+    from replayer.analyses.scope import recorded_span
+    first, last = recorded_span(con, cluster)
+    if first is None:
+        raise KtraceError("the database holds no records"
+                          + (f" of cluster {cluster}" if cluster else ""))
+    if ((since_us is not None and since_us > to_us(last))
+            or (until_us is not None and until_us < to_us(first))):
+        start = "the start" if since_us is None else utc(since_us)
+        end = "the end" if until_us is None else utc(until_us)
+        raise KtraceError(f"no records between {start} and {end}: the database holds "
+                          f"{rfc3339(first)} to {rfc3339(last)} (`ktrace info` shows it)")

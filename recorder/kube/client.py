@@ -90,13 +90,18 @@ class ApiClient:
                 conn.close()
                 self._local.conn = None
                 if attempt == 2:
-                    raise ConnectionLost(f"GET {path}: {type(exc).__name__}: {exc}") from exc
+                    raise ConnectionLost(f"GET {self.url(path)}: {type(exc).__name__}: "
+                                         f"{exc}") from exc
         if response.status >= 400:
             raise api_error(response.status, body)
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError as exc:
-            raise ConnectionLost(f"GET {path}: response is not JSON ({exc})") from exc
+            raise ConnectionLost(f"GET {self.url(path)}: response is not JSON ({exc})") from exc
+
+    def url(self, path: str) -> str:
+        """Where ``path`` is asked for: errors name the server, not only the path."""
+        return f"{self.config.server.rstrip('/')}{path}"
 
     def stream(self, path: str, query: dict[str, Any], *, read_timeout: float) -> WatchStream:
         """Open a watch on its own connection; ApiError when the server refuses it."""
@@ -105,7 +110,7 @@ class ApiClient:
             response = self._request(conn, path, query)
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
-            raise ConnectionLost(f"watch {path}: {type(exc).__name__}: {exc}") from exc
+            raise ConnectionLost(f"watch {self.url(path)}: {type(exc).__name__}: {exc}") from exc
         if response.status >= 400:
             body = response.read()
             conn.close()

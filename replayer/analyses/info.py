@@ -7,7 +7,7 @@ from __future__ import annotations
 import duckdb
 
 from replayer.analyses import fetch
-from replayer.analyses.report import Section
+from replayer.analyses.findings import Section
 from replayer.analyses.scope import of_cluster_session
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
+    import duckdb
 
 from replayer.analyses import Rows, fetch
 from replayer.analyses.scope import in_cluster, of_cluster

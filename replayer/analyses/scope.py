@@ -47,8 +47,14 @@ def clusters(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 def data_end(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> datetime | None:
     """The last receive time of ``cluster``'s records (of all records when None)."""
-    return con.execute("SELECT max(received_at) FROM raw_events WHERE ? IS NULL OR cluster = ?",
-                       [cluster, cluster]).fetchone()[0]
+    return recorded_span(con, cluster)[1]
+
+
+def recorded_span(con: duckdb.DuckDBPyConnection,
+                  cluster: str | None = None) -> tuple[datetime | None, datetime | None]:
+    """The first and last receive time of ``cluster``'s records (of all when None)."""
+    return con.execute("SELECT min(received_at), max(received_at) FROM raw_events "
+                       "WHERE ? IS NULL OR cluster = ?", [cluster, cluster]).fetchone()
 
 
 def clock_known(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> bool:

@@ -1,4 +1,4 @@
-"""Every finding of a database at once: what ``incident`` and ``demo`` print."""
+"""Every finding of a database at once, as sections: what ``incident`` and ``demo`` print."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from replayer.analyses.stuck import stuck
 
 @dataclass(frozen=True)
 class Section:
-    """One part of a report: ``key`` names its rows' schema (the same as the command that
+    """One part of a sectioned answer: ``key`` names its rows' schema (the same as the command that
     prints them alone), ``title`` heads it in a table."""
 
     key: str

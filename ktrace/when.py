@@ -1,4 +1,4 @@
-"""Times on the command line, as kubectl's ``--since`` takes them.
+"""Times and durations on the command line, as kubectl's ``--since`` takes them.
 
 - an RFC 3339 stamp (``2026-11-30T07:12:50Z``; without a zone it is UTC);
 - a duration before now: ``90s``, ``15m``, ``2h30m``, ``1.5h``, ``7d``, ``250ms``;
@@ -11,14 +11,19 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Any, Callable
 
+import click
+
+from ktrace.output import rfc3339
 from schemas.errors import KtraceError
 
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _DURATION = re.compile(rf"^(?:{_PART.pattern})+$")
 END = "end"
+#: how --since, --until and --at read, for their help
+TIME_FORMS = "RFC 3339, a duration before now (2h30m), or before the data's end (end-30m)"
 
 
 def parse_duration(text: str, *, bare_seconds: bool = False) -> float:
@@ -30,6 +35,22 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> float:
     if not _DURATION.match(value):
         raise KtraceError(f"{text!r} is not a duration like 90s, 2h30m, 1.5h or 7d")
     return sum(float(n) * _UNIT_S[unit] for n, unit in _PART.findall(value))
+
+
+def spell_duration(seconds: float) -> str:
+    """``seconds`` as the duration flags take it, exactly: ``30s``, ``1m30s``, ``500ms``,
+    ``1.5s`` — how a flag's default reads in its help."""
+    ms = round(seconds * 1000)
+    if 0 < ms < 1000:
+        return f"{ms}ms"
+    parts = []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
+        count, ms = divmod(ms, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if ms or not parts:
+        parts.append(f"{ms / 1000:g}s")
+    return "".join(parts)
 
 
 def parse_when(text: str, *, now_us: int | None = None,
@@ -69,3 +90,32 @@ def to_us(stamp: datetime) -> int:
     """Microseconds since the epoch of a database TIMESTAMP (naive UTC)."""
     aware = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
     return int(aware.timestamp()) * 1_000_000 + aware.microsecond
+
+
+def utc(us: int) -> str:
+    return rfc3339(to_timestamp(us))
+
+
+def window(since: str | None, until: str | None,
+           end_us: Callable[[], int | None]) -> tuple[int | None, int | None]:
+    """--since/--until as µs (``end_us``: the data's end, for ``end-30m``); a window that
+    ends before it starts is a usage error."""
+    since_us = parse_when(since, end_us=end_us) if since else None
+    until_us = parse_when(until, end_us=end_us) if until else None
+    if since_us is not None and until_us is not None and since_us > until_us:
+        raise click.UsageError(f"--since {utc(since_us)} is after --until {utc(until_us)}")
+    return since_us, until_us
+
+
+def database_end(con: Any) -> Callable[[], int | None]:
+    """The database's last receive time, asked for only by ``end-…``."""
+    def end() -> int | None:
+        from replayer.analyses import data_end
+        last = data_end(con)
+        return None if last is None else to_us(last)
+    return end
+
+
+def moment(value: str | None, con: Any) -> datetime | None:
+    """--at as a database TIMESTAMP; ``end-…`` counts back from the database's end."""
+    return to_timestamp(parse_when(value, end_us=database_end(con))) if value else None

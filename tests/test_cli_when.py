@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replayer.when import parse_duration, parse_when
+from ktrace.when import parse_duration, parse_when, spell_duration
 from schemas.errors import KtraceError
 
 NOW = 1_800_000_000_000_000
@@ -53,3 +53,12 @@ def test_a_bare_number_is_seconds_only_where_asked():
         parse_duration("90")
     with pytest.raises(KtraceError, match="neither an RFC 3339 time nor a duration"):
         parse_when("90")  # a time is never a bare number: seconds before what?
+
+
+@pytest.mark.parametrize("seconds, spelled", [
+    (30.0, "30s"), (60.0, "1m"), (1.0, "1s"), (0.5, "500ms"), (1.5, "1.5s"), (90.0, "1m30s"),
+    (3600.0, "1h"), (86400.0 + 61, "1d1m1s"), (0.0, "0s"), (10.25, "10.25s"),
+])
+def test_a_duration_is_spelled_as_the_flags_take_it(seconds, spelled):
+    assert spell_duration(seconds) == spelled
+    assert parse_duration(spelled) == pytest.approx(seconds)
