@@ -58,7 +58,7 @@ SECTIONS = {
         "info": "ktrace.commands.info:info",
         "query": "ktrace.commands.analyze:query",
     },
-    "Write files": {
+    "Report and export": {
         "report": "ktrace.commands.report:report",
         "export": "ktrace.commands.export:export",
     },
@@ -89,14 +89,15 @@ class LazyGroup(click.Group):
                         args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         """An unknown command is offered the nearest of all commands, not only of those
         imported so far."""
-        if self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+        if (not ctx.resilient_parsing and not args[0].startswith("-")
+                and self.get_command(ctx, args[0]) is None):
             raise click.exceptions.NoSuchCommand(args[0], possibilities=self.list_commands(ctx),
                                                  ctx=ctx)
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The commands in their sections (record and load, analyses, files), in the order
-        of use rather than of the alphabet."""
+        """The commands in their sections (record and load, analyses, report and export),
+        in the order of use rather than of the alphabet."""
         rows = {title: [(name, self.get_command(ctx, name)) for name in names]
                 for title, names in self.sections.items()}
         width = max(len(name) for name in self.lazy)

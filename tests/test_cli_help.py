@@ -30,7 +30,7 @@ Analyse a database:
   info      What a database holds: windows, sessions, kinds, unseen stretches.
   query     Run SQL against the database (read-only unless --write).
 
-Write files:
+Report and export:
   report    Draw an incident as one offline HTML file or a Perfetto trace.
   export    Export the database as Parquet partitioned by kind and date.
 """
