@@ -5,8 +5,8 @@ of its JSON rows — its schema, documented in docs/cli.md — and how each show
 ``table`` fits the terminal (free text and names end in ``…``, codes and times are never
 cut — a column is left out instead; seconds read ``2m03s``, times relative where kubectl
 shows an age); ``wide`` adds columns and fits nothing; ``json``/``yaml`` carry
-every key at full precision with RFC 3339 times in UTC (``…Z``); ``csv`` is one table, so a
-report of several sections writes one file per section into ``--output-dir``.
+every key at full precision with RFC 3339 times in UTC (``…Z``); ``csv`` is one table, so an
+answer in several sections writes one file per section into ``--output-dir``.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class Column:
 
 @dataclass(frozen=True)
 class View:
-    """The rows of one answer: ``name`` is its key in a report's JSON, ``names`` the keys
+    """The rows of one answer: ``name`` is its key in a sectioned answer's JSON, ``names`` the keys
     ``-o name`` prints as ``kind/name`` (``kind`` fixed, or the row's ``kind`` key)."""
 
     name: str
@@ -116,7 +116,7 @@ def dynamic_view(name: str, columns: Sequence[str]) -> View:
 
 @dataclass
 class Answer:
-    """One view's rows, the moment ages are measured from, and its title in a report."""
+    """One view's rows, the moment ages are measured from, and its title among sections."""
 
     view: View
     rows: list[dict[str, Any]]
@@ -131,7 +131,7 @@ class Answer:
 
 @dataclass
 class Output:
-    """What ``-o`` (and ``--output-dir`` on reports) asked for."""
+    """What ``-o`` (and ``--output-dir`` on answers in sections) asked for."""
 
     fmt: str
     output_dir: str | None = None
@@ -160,7 +160,7 @@ def output_option(func: Callable) -> Callable:
                              "line.")(func)
 
 
-def report_output_options(func: Callable) -> Callable:
+def sections_output_options(func: Callable) -> Callable:
     """-o plus --output-dir for commands that print several sections; passes ``out``
     (an :class:`Output`) and refuses csv without a directory before any work is done."""
     @functools.wraps(func)
@@ -259,11 +259,11 @@ def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool,
 
 def emit(answer: Answer, out: Output | str) -> None:
     """Print one answer to stdout in the format asked for."""
-    emit_report([answer], out, single=True)
+    emit_sections([answer], out, single=True)
 
 
-def emit_report(answers: Sequence[Answer], out: Output | str, *, single: bool = False) -> None:
-    """Print several answers (a report's sections): one JSON/YAML object keyed by view name,
+def emit_sections(answers: Sequence[Answer], out: Output | str, *, single: bool = False) -> None:
+    """Print several answers (an answer's sections): one JSON/YAML object keyed by view name,
     the tables one after another under their titles, or one CSV file per section."""
     out = out if isinstance(out, Output) else Output(out)
     if out.fmt in ("json", "yaml"):
@@ -332,7 +332,7 @@ def _csv(answer: Answer) -> str:
 
 
 def _write_csv_files(answers: Sequence[Answer], directory: str | None) -> None:
-    assert directory, "report_output_options refuses csv without --output-dir"
+    assert directory, "sections_output_options refuses csv without --output-dir"
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     for answer in answers:
@@ -356,8 +356,8 @@ def _names(answers: Sequence[Answer]) -> list[str]:
 
 
 def table_text(answer: Answer, out: Output, *, section: str | None = None) -> str:
-    """The answer as a table; ``section`` names it in the note on columns left out (a
-    report's notes reach stderr before its sections do)."""
+    """The answer as a table; ``section`` names it in the note on columns left out (an
+    answer's notes reach stderr before its sections do)."""
     wide = out.fmt == "wide"
     columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
     dated = {c.key for c in columns if c.kind == "clock" and not _one_day(answer, c)}

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ktrace import views
-from ktrace.output import Answer, Output, emit_report
+from ktrace.output import Answer, Output, emit_sections
 
 if TYPE_CHECKING:
     from replayer.analyses.findings import Section
 
 
 def print_sections(sections: list[Section], out: Output) -> None:
-    emit_report([Answer.of(views.VIEWS[s.key], (s.columns, s.rows), title=s.title)
+    emit_sections([Answer.of(views.VIEWS[s.key], (s.columns, s.rows), title=s.title)
                  for s in sections], out)
 
 

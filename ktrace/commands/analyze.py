@@ -16,7 +16,7 @@ from ktrace.completion import complete_targets
 from ktrace.databases import db_option, open_for_analysis, parquet_option, with_db
 from ktrace.options import DurationType, duration_option, fetch_kafka_options
 from ktrace.output import (Answer, Output, dynamic_view, emit, emit_document, output_option,
-                          report_output_options, rfc3339, write)
+                          sections_output_options, rfc3339, write)
 from ktrace.printing import print_sections
 from ktrace.prose import record_text, stories_text
 from ktrace.scope import scope_options
@@ -211,7 +211,7 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None
                    "off are flagged too.")
 @scope_options
 @with_db
-@report_output_options
+@sections_output_options
 def races(margin: float, namespace: str | None, cluster: str | None, con, out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips.

@@ -18,7 +18,7 @@ from ktrace.databases import (db_option, demo_db_path, incident_db_path, loading
 from ktrace.loading import (check_strict, check_window, echo_summary, load_and_find,
                             progress_bar)
 from ktrace.options import html_option, kafka_options, namespace_option, redaction_options
-from ktrace.output import Output, report_output_options
+from ktrace.output import Output, sections_output_options
 from ktrace.sources import open_source, require_topics, source_end
 from ktrace.when import TIME_FORMS, window
 from schemas.errors import KtraceError
@@ -161,7 +161,7 @@ def demo_recording() -> str:
               help="Keep the demo database here, a new file (default: the demo's own, "
                    "$XDG_CACHE_HOME/ktrace/demo.duckdb, rebuilt on every run).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
-@report_output_options
+@sections_output_options
 @html_option
 def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None) -> None:
     """Replay the packaged recording of a real control plane — a rollout whose old pods
@@ -199,7 +199,7 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
 @namespace_option
 @click.option("--cluster", help="Load only this cluster's records.")
-@report_output_options
+@sections_output_options
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
