@@ -184,6 +184,8 @@ def incident_db_path(since_us: int, until_us: int, folder: str = "") -> str:
 
 
 def echo_where(path: str, what: str) -> None:
-    """Tell (on stderr) where the evidence lives and how to open it."""
+    """Tell (on stderr) where the evidence lives and how to open it: with --db, or with
+    $KTRACE_DB for every command that follows."""
     click.echo(f"{what} database: {path} — open an evidence id with "
-               f"`ktrace evidence ID --db {path}`", err=True)
+               f"`ktrace evidence ID --db {path}`, or `export {DB_ENVVAR}={path}` first",
+               err=True)

@@ -117,7 +117,8 @@ def test_demo_says_which_report_file_it_wrote(demo):
     html = db.with_name("demo.html")
     lanes = len(set(re.findall(r'id="lane-([^"]+)"', html.read_text())))
     assert result.stderr.splitlines()[-2:] == [
-        f"demo database: {db} — open an evidence id with `ktrace evidence ID --db {db}`",
+        f"demo database: {db} — open an evidence id with `ktrace evidence ID --db {db}`, "
+        f"or `export KTRACE_DB={db}` first",
         f"wrote {html} ({lanes} pods)"]
 
 
