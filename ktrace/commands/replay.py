@@ -62,13 +62,14 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     from replayer.loader import RecordFilter
     from replayer.replay import replay as run_replay
     src = open_source(source, kafka)
-    since_us, until_us = window(since, until, source_end(src, topic_prefix))
-    name = source or f"kafka {kafka.bootstrap}"
-    load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
-                since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
     try:
+        since_us, until_us = window(since, until, source_end(src, topic_prefix))
+        name = source or f"kafka {kafka.bootstrap}"
+        load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
+                    since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
         if follow:
             summary = follow_source(src, db_path, rebuild=rebuild, **load)
+            check_window(summary, since_us, until_us)
         else:
             with loading_database(db_path, rebuild=rebuild) as con:
                 require_topics(src, topic_prefix, name)
