@@ -26,7 +26,9 @@ def complete_targets(ctx: click.Context, param: click.Parameter,
     except UnknownKind:
         return []
     from replayer.analyses.names import object_names
-    try:  # completion prints nothing but candidates: a missing, locked or foreign file completes nothing
+    # completion prints nothing but candidates: a missing, locked or foreign file completes
+    # nothing
+    try:
         con = open_for_analysis(path, ctx.params.get("parquet_dir"), lock_wait_s=0)
         try:
             names = object_names(con, kind, prefix, MAX_CANDIDATES)

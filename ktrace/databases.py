@@ -65,7 +65,8 @@ class DatabaseOption(click.Option):
         now = (f"now {set_to} from ${DB_ENVVAR}" if set_to
                else f"default: {DEFAULT_DB}, or ${DB_ENVVAR}")
         last = last_database()
-        made = f"; last made: {last}" if last and last != os.path.abspath(set_to or DEFAULT_DB) else ""
+        offered = last and last != os.path.abspath(set_to or DEFAULT_DB)
+        made = f"; last made: {last}" if offered else ""
         return record[0], f"{record[1]}  [{now}{made}]"
 
 
