@@ -32,7 +32,7 @@ def _asset(name: str) -> str:
 def evidence_ids(page: dict[str, Any]) -> set[int]:
     ids = {e for kind in page["findings"] for f in kind["rows"] for e in f["evidence"]
            if e is not None}
-    ids |= {m["ev"] for m in page["recording"]["marks"] if m["ev"] is not None}
+    ids |= {e for event in page["header"]["unseen"] for e in event["evidence"] if e is not None}
     for group in page["groups"]:
         for rev in group["revisions"]:
             ids |= {m["ev"] for ln in rev["lanes"] for m in ln["marks"] if m["ev"] is not None}
@@ -48,9 +48,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def render(con: duckdb.DuckDBPyConnection, inc: Incident) -> str:
-    """The page of ``inc``, with the evidence records its marks and findings name."""
+def render(con: duckdb.DuckDBPyConnection, inc: Incident, *,
+           live: dict[str, Any] | None = None) -> str:
+    """The page of ``inc``, with the evidence records its marks and findings name; ``live``
+    (``ktrace serve``: the state and fragment URLs, poll interval and data version) makes
+    the page refresh itself."""
+    return _environment().get_template("report.html.j2").render(**_model(con, inc), live=live)
+
+
+def render_fragment(con: duckdb.DuckDBPyConnection, inc: Incident) -> str:
+    """What a live page swaps in when the data changed: the inside of its ``<main>``."""
+    return _environment().get_template("page.html.j2").render(**_model(con, inc), live=True)
+
+
+def _model(con: duckdb.DuckDBPyConnection, inc: Incident) -> dict[str, Any]:
     page = layout.page(inc)
     page["evidence"] = {str(k): {f: _plain(v) for f, v in record.items()}
                         for k, record in gather.evidence(con, evidence_ids(page)).items()}
-    return _environment().get_template("report.html.j2").render(**page)
+    return page

@@ -1,9 +1,10 @@
 """One lane group per pod: the marks of its sub-lanes (API object, endpoint, containers,
-node), placed on the scale of its workload's group.
+node), placed on the page's time axis.
 
-A mark is a plain dict the template draws: ``kind`` (its CSS class and what docs/report.md
-describes), ``row`` (sub-lane index; ``rows`` for marks spanning several), ``x``/``w`` in px,
-``label``, ``tip`` and ``ev`` (the evidence event id the details panel opens)."""
+A mark is a plain dict the template draws: ``kind`` (its CSS class and what the page's
+legend explains), ``row`` (sub-lane index; ``rows`` for marks spanning several), ``x``/``w``
+in percent of the plot, ``label`` (laid out by the page's script so that none overlap),
+``tip`` and ``ev`` (the evidence event id the details panel opens)."""
 
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ def _before_recording(created: datetime | None, recording_start: datetime | None
         return []
     x, w = scale.span(created, min(recording_start, end))
     return [_mark("before-recording", OBJECT_ROW, x,
-                  "before the recording started" if w > 150 else "",
+                  "before the recording started" if w > 20 else "",
                   f"created {clock(created)} UTC, before the recording started at "
                   f"{clock(recording_start)}: steps here are derived", None, w)]
 
@@ -224,14 +225,16 @@ def _gap_marks(pod: Row, steps: list[Row], end: datetime, inc: Incident,
              "endpointslices": [(ENDPOINT_ROW, 1)],
              "nodes": [(len(rows) - 1, 1)] if rows[-1].startswith("node") else [],
              "": [(0, len(rows))]}
-    marks = []
+    marks, labelled = [], set()
     for gap in inc.unseen:
         topic = (gap["topic"] or "").rsplit(".", 1)[-1]
         if topic not in spans or gap["end_at"] < first or gap["start_at"] > end:
             continue
         x, w = scale.span(max(gap["start_at"], first), min(gap["end_at"], end))
         for row, count in spans[topic]:
-            marks.append(_mark("gap", row, x, f"unseen: {gap['type']}",
+            label = "" if gap["type"] in labelled else f"unseen: {gap['type']}"
+            labelled.add(gap["type"])  # one label per kind of stretch, not one per topic
+            marks.append(_mark("gap", row, x, label,
                                f"not seen ({gap['type']}, {topic or 'whole recording'}): "
                                f"{gap['detail']} {clock(gap['start_at'])} → "
                                f"{clock(gap['end_at'])}", gap["evidence_event_id"], w,

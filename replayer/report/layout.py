@@ -1,5 +1,8 @@
-"""The report's page model: findings first, the recording's own lane, lane groups per
-workload and revision, rollout charts. Plain dicts and lists for the template.
+"""The report's page model, top-down: findings first, then the picture (lane groups per
+workload and revision, rollout charts), then the recording's unseen stretches grouped into
+the events that caused them. Everything is drawn on one time axis per page (``Scale``, in
+percent of the plot), so lanes, charts and the recording's row line up and scale with the
+window. Plain dicts and lists for the template.
 
 Large incidents stay small: pods with findings are drawn first, a few others per revision
 after them (``_drawn_pods``), and the rest are counted in one line per revision."""
@@ -14,7 +17,6 @@ from replayer.report.gather import DeploymentKey, Incident, Row
 from replayer.report.lanes import RACE_VERDICTS, lane, pod_end
 from replayer.report.scale import Scale, clock, duration
 
-PLOT_WIDTH = 900
 CHART_HEIGHT = 80
 #: Lane budget: a report of thousands of pods stays a few MB (the rest are counted).
 MAX_FLAGGED_LANES = 300
@@ -25,14 +27,52 @@ FINDING_TITLES = {"stuck": "Stuck", "race": "Rollout races", "capacity": "Capaci
                   "slow": "Slow steps", "unknown": "Steps the recording could not time"}
 #: Groups with more pods than this start collapsed.
 OPEN_GROUP_PODS = 30
+#: How many revision colours the stylesheet declares (``.rev-0`` …); more revisions repeat.
+REVISION_COLOURS = 6
+#: Unseen stretches of one type and session whose ends lie this close are one event (one
+#: relist after the recorder came back ends every watch's gap within a second or two).
+SAME_EVENT_S = 5.0
 
 
 def page(inc: Incident) -> dict[str, Any]:
     flagged = _flagged_pods(inc)
     drawn = _drawn_pods(inc, flagged)
-    return {"header": _header(inc), "findings": _by_kind(findings(inc), drawn),
-            "recording": _recording_lane(inc), "groups": _groups(inc, flagged, drawn),
-            "rollouts": _rollout_charts(inc)}
+    scale = _page_scale(inc)
+    colours = _revision_colours(inc)
+    events = unseen_events(inc.unseen)
+    return {"header": _header(inc, events), "findings": _by_kind(findings(inc), drawn),
+            "axis": scale.ticks(), "groups": _groups(inc, flagged, drawn, scale, colours),
+            "rollouts": _rollout_charts(inc, scale, colours),
+            "recording": _recording_lane(events, scale)}
+
+
+def _page_scale(inc: Incident) -> Scale:
+    """The page's one time axis: every pod's span, the rollouts' changes and the unseen
+    stretches, within the selected window."""
+    sel = inc.selection
+    times = [t for p in inc.pods for t in _pod_span(p, inc)]
+    times += [s["at"] for series in inc.replica_series.values() for s in series]
+    times += [t for g in inc.unseen for t in (g["start_at"], g["end_at"])]
+    inside = [min(max(t, sel.start), sel.end) for t in times if t is not None]
+    return Scale.around(inside or [sel.start, sel.end])
+
+
+def _revision_colours(inc: Incident) -> dict[tuple[str, str, str, str | None], int]:
+    """A colour per revision of a workload, in the order the revisions appeared, shared by
+    its lanes and its rollout chart's line: (cluster, namespace, workload, revision) → index."""
+    order: dict[tuple[str, str, str], list[str | None]] = defaultdict(list)
+    firsts = {}
+    for key, series in inc.replica_series.items():
+        for s in series:
+            firsts.setdefault((key, s["replicaset"]), s["at"])
+    for (key, rs), _ in sorted(firsts.items(), key=lambda item: item[1]):
+        order[(key[0], key[1], f"Deployment/{key[2]}")].append(rs)
+    for pod in inc.pods:
+        known = order[(pod["cluster"], pod["namespace"], pod["workload"])]
+        if pod["revision"] not in known:
+            known.append(pod["revision"])
+    return {(*workload, rev): i % REVISION_COLOURS
+            for workload, revs in order.items() for i, rev in enumerate(revs)}
 
 
 def _by_kind(rows: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]]:
@@ -48,11 +88,42 @@ def _by_kind(rows: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]
              "shown": SHOWN_FINDINGS} for kind, found in kinds.items()]
 
 
-def _header(inc: Incident) -> dict[str, Any]:
+def _header(inc: Incident, events: list[dict[str, Any]]) -> dict[str, Any]:
     h = inc.header
     return {**h, "window": f"{h['start']:%Y-%m-%d %H:%M:%S} → {h['end']:%Y-%m-%d %H:%M:%S} UTC",
-            "unseen": [{**g, "span": f"{clock(g['start_at'])} → {clock(g['end_at'])}",
-                        "length": duration(g["seconds"])} for g in inc.unseen]}
+            "unseen": events}
+
+
+def unseen_events(unseen: list[Row]) -> list[dict[str, Any]]:
+    """The unseen stretches grouped into the events behind them: stretches of one type and
+    recorder session whose ends lie within ``SAME_EVENT_S`` are one event (one recorder-wide
+    relist), told once with its topics."""
+    events: list[dict[str, Any]] = []
+    for g in sorted(unseen, key=lambda g: (g["type"], g["session"] or "", g["end_at"])):
+        last = events[-1] if events else None
+        if (last and (last["type"], last["session"]) == (g["type"], g["session"])
+                and (g["end_at"] - last["stretches"][0]["end_at"]).total_seconds() <= SAME_EVENT_S):
+            last["stretches"].append(g)
+        else:
+            events.append({"type": g["type"], "session": g["session"], "stretches": [g]})
+    for e in events:
+        rows = e["stretches"]
+        start, end = min(r["start_at"] for r in rows), max(r["end_at"] for r in rows)
+        e.update(start_at=start, end_at=end, span=f"{clock(start)} → {clock(end)}",
+                 length=duration((end - start).total_seconds()),
+                 topics=[_topic(r["topic"]) for r in rows], detail=rows[0]["detail"],
+                 evidence=[r["evidence_event_id"] for r in rows],
+                 label=f"{e['type']} · {_topic_count(rows)}")
+    return sorted(events, key=lambda e: e["start_at"])
+
+
+def _topic(topic: str | None) -> str:
+    """A topic as people name it: ``pods`` for ``ktrace.pods``; none is the whole recording."""
+    return topic.rsplit(".", 1)[-1] if topic else "whole recording"
+
+
+def _topic_count(rows: list[Row]) -> str:
+    return _topic(rows[0]["topic"]) if len(rows) == 1 else f"{len(rows)} topics"
 
 
 def _flagged_pods(inc: Incident) -> dict[str, int]:
@@ -133,28 +204,28 @@ def rollout_anchor(cluster: str, namespace: str, deployment: str) -> str:
     return f"rollout-{cluster}-{namespace}-{deployment}"
 
 
-def _recording_lane(inc: Incident) -> dict[str, Any]:
-    """One row per topic with an unseen stretch (and one for the whole recording)."""
-    scale = Scale(inc.selection.start, inc.selection.end, PLOT_WIDTH)
-    topics = sorted({g["topic"] or "whole recording" for g in inc.unseen})
+def _recording_lane(events: list[dict[str, Any]], scale: Scale) -> dict[str, Any]:
+    """One row per unseen event, on the page's axis (empty when the recording saw all)."""
     marks = []
-    for g in inc.unseen:
-        x, w = scale.span(g["start_at"], g["end_at"])
-        marks.append({"row": topics.index(g["topic"] or "whole recording"), "x": x, "w": w,
-                      "type": g["type"], "topic": g["topic"] or "", "ev": g["evidence_event_id"],
-                      "start": g["start_at"].isoformat(), "end": g["end_at"].isoformat(),
-                      "label": f"{g['type']} {duration(g['seconds'])}",
-                      "tip": f"{g['type']}: {g['detail']}"})
-    return {"rows": topics, "marks": marks, "ticks": scale.ticks(), "width": PLOT_WIDTH}
+    for row, e in enumerate(events):
+        x, w = scale.span(e["start_at"], e["end_at"])
+        marks.append({"row": row, "x": x, "w": w, "type": e["type"],
+                      "topics": " ".join(e["topics"]), "ev": e["evidence"][0],
+                      "start": e["start_at"].isoformat(), "end": e["end_at"].isoformat(),
+                      "label": f"{e['type']} {e['length']}",
+                      "tip": f"{e['type']}: {e['detail']} — not seen {e['span']} UTC "
+                             f"({e['length']}) on {', '.join(e['topics'])}"})
+    return {"rows": [e["label"] for e in events], "marks": marks}
 
 
-def _groups(inc: Incident, flagged: dict[str, int], drawn: set[str]) -> list[dict[str, Any]]:
+def _groups(inc: Incident, flagged: dict[str, int], drawn: set[str], scale: Scale,
+            colours: dict[tuple[str, str, str, str | None], int]) -> list[dict[str, Any]]:
     by_group: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     for pod in inc.pods:
         by_group[(pod["cluster"], pod["namespace"], pod["workload"])].append(pod)
     groups = []
-    for (cluster, namespace, workload), pods in by_group.items():
-        scale = Scale.around([t for p in pods for t in _pod_span(p, inc)], PLOT_WIDTH)
+    for key, pods in by_group.items():
+        cluster, namespace, workload = key
         revisions: dict[str | None, list[Row]] = defaultdict(list)
         for pod in pods:
             revisions[pod["revision"]].append(pod)
@@ -162,8 +233,8 @@ def _groups(inc: Incident, flagged: dict[str, int], drawn: set[str]) -> list[dic
                        "workload": workload, "pods": len(pods),
                        "flagged": sum(p["uid"] in flagged for p in pods),
                        "open": len(pods) <= OPEN_GROUP_PODS,
-                       "ticks": scale.ticks(), "width": PLOT_WIDTH,
-                       "revisions": [_revision(rev, rs_pods, inc, drawn, scale)
+                       "revisions": [_revision(rev, rs_pods, inc, drawn, scale,
+                                               colours[(*key, rev)])
                                      for rev, rs_pods in revisions.items()]})
     return groups
 
@@ -186,14 +257,16 @@ def _pod_span(pod: Row, inc: Incident) -> list[datetime]:
 
 
 def _revision(name: str | None, pods: list[Row], inc: Incident, drawn: set[str],
-              scale: Scale) -> dict[str, Any]:
+              scale: Scale, colour: int) -> dict[str, Any]:
     lanes = [lane(p, inc, scale) for p in pods if p["uid"] in drawn]
-    return {"name": name, "lanes": lanes, "not_drawn": len(pods) - len(lanes)}
+    return {"name": name, "lanes": lanes, "not_drawn": len(pods) - len(lanes), "colour": colour}
 
 
-def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
-    """Per Deployment of a cluster: a step line of ready pods per revision, desired, pods
-    terminating, and capacity dips shaded; titled with its cluster (``_shown_cluster``)."""
+def _rollout_charts(inc: Incident, scale: Scale,
+                    colours: dict[tuple[str, str, str, str | None], int]) -> list[dict[str, Any]]:
+    """Per Deployment of a cluster: a step line of ready pods per revision (in its lanes'
+    colour), desired, pods terminating, and capacity dips shaded; titled with its cluster
+    (``_shown_cluster``)."""
     charts = []
     pods_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
     rollouts_of: dict[DeploymentKey, list[Row]] = defaultdict(list)
@@ -209,15 +282,14 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         pods = pods_of[(cluster, namespace, f"Deployment/{deployment}")]
         dips = dips_of[key]
         terminating = _terminating_steps(pods)
-        times = [s["at"] for s in series] + [t for t, _ in terminating]
-        scale = Scale.around(times + [inc.selection.end], PLOT_WIDTH)
         top = max([s["desired"] or 0 for s in series] + [s["ready"] or 0 for s in series]
                   + [n for _, n in terminating] + [1])
         y = lambda n: round(CHART_HEIGHT - (n or 0) / top * (CHART_HEIGHT - 8), 1)  # noqa: E731
         lines = []
         for rs in dict.fromkeys(s["replicaset"] for s in series):
             points = [(s["at"], s["ready"]) for s in series if s["replicaset"] == rs]
-            lines.append({"name": rs, "kind": "ready", "points": _steps(points, scale, y)})
+            lines.append({"name": rs, "kind": "ready", "points": _steps(points, scale, y),
+                          "colour": colours[(cluster, namespace, f"Deployment/{deployment}", rs)]})
         desired = _desired(series)
         lines.append({"name": "desired", "kind": "desired", "points": _steps(desired, scale, y)})
         lines.append({"name": "terminating", "kind": "terminating",
@@ -225,7 +297,7 @@ def _rollout_charts(inc: Incident) -> list[dict[str, Any]]:
         charts.append({"id": rollout_anchor(cluster, namespace, deployment),
                        "cluster": _shown_cluster(inc, cluster), "namespace": namespace,
                        "deployment": deployment, "lines": lines, "top": top,
-                       "height": CHART_HEIGHT, "width": PLOT_WIDTH, "ticks": scale.ticks(),
+                       "height": CHART_HEIGHT,
                        "revisions": rollouts_of.get(key, []),
                        "dips": [{"x": scale.span(d["start_at"], d["end_at"] or scale.end)[0],
                                  "w": scale.span(d["start_at"], d["end_at"] or scale.end)[1],
@@ -256,7 +328,8 @@ def _terminating_steps(pods: list[Row]) -> list[tuple[datetime, int]]:
 
 
 def _steps(points: list[tuple[datetime, int]], scale: Scale, y) -> str:
-    """An SVG polyline's points drawing a step function up to the end of the scale."""
+    """An SVG polyline's points drawing a step function up to the end of the scale, in a
+    viewBox 100 wide (the chart stretches with the window; strokes do not scale)."""
     if not points:
         return ""
     out, last = [], None
@@ -266,5 +339,5 @@ def _steps(points: list[tuple[datetime, int]], scale: Scale, y) -> str:
             out.append(f"{x},{last}")
         last = y(n)
         out.append(f"{x},{last}")
-    out.append(f"{scale.width},{last}")
+    out.append(f"100,{last}")
     return " ".join(out)

@@ -1,27 +1,85 @@
-// ktrace report: hover tooltips and the evidence panel; everything is in this file.
+// ktrace report: label layout, tooltips, the evidence panel and keyboard use; everything
+// is in this file. `ktrace serve` adds a refresh of #report (see refresh below).
 (function () {
   "use strict";
-  var evidence = JSON.parse(document.getElementById("evidence-data").textContent);
   var tip = document.getElementById("tip");
   var panel = document.getElementById("details");
-  var offset = -new Date().getTimezoneOffset();
-  var sign = offset >= 0 ? "+" : "-";
-  var hours = Math.floor(Math.abs(offset) / 60), minutes = Math.abs(offset) % 60;
-  document.getElementById("local-offset").textContent =
-    "(times in UTC; this browser's local time is UTC" + sign + hours + (minutes ? ":" + minutes : "") + ")";
+  var opener = null;  // the mark or button whose evidence the panel shows
+  var TIER = 12, GAP = 3;
 
-  function markOf(node) { return node.closest ? node.closest("[data-tip],[data-ev]") : null; }
+  function showOffset() {
+    var offset = -new Date().getTimezoneOffset(), sign = offset >= 0 ? "+" : "-";
+    var hours = Math.floor(Math.abs(offset) / 60), minutes = Math.abs(offset) % 60;
+    document.querySelectorAll(".local-offset").forEach(function (node) {
+      node.textContent = "(times in UTC; this browser's local time is UTC" + sign + hours +
+        (minutes ? ":" + minutes : "") + ")";
+    });
+  }
 
-  document.addEventListener("mousemove", function (e) {
-    var mark = markOf(e.target);
+  // Labels: each at its mark, unless it would overlap one already placed — then on the
+  // first free row below the lane (the lane grows). Rerun when the width changes.
+  function overlaps(a, b) {
+    return a.x < b.x + b.width + GAP && b.x < a.x + a.width + GAP &&
+           a.y < b.y + b.height && b.y < a.y + a.height;
+  }
+  function home(label) {
+    if (!label.dataset.y) { label.dataset.y = label.getAttribute("y"); label.dataset.dx = label.getAttribute("dx") || "0"; }
+    label.setAttribute("y", label.dataset.y);
+    label.setAttribute("dx", label.dataset.dx);
+    label.removeAttribute("text-anchor");
+    label.classList.remove("tiered");
+  }
+  function layoutLabels(svg) {
+    var base = Number(svg.dataset.base), width = svg.getBoundingClientRect().width;
+    var labels = Array.prototype.slice.call(svg.querySelectorAll("text.label"));
+    labels.forEach(home);
+    svg.setAttribute("height", base);
+    if (!width) { return; }  // in a folded group: laid out when it opens
+    var boxes = labels.map(function (l) { return l.getBBox(); });
+    var order = labels.map(function (l, i) { return i; }).sort(function (a, b) { return boxes[a].x - boxes[b].x; });
+    var placed = [], tiers = 0;
+    order.forEach(function (i) {
+      var label = labels[i], box = boxes[i];
+      if (box.x + box.width > width) {  // past the right edge: end at the mark instead
+        label.setAttribute("text-anchor", "end");
+        label.setAttribute("dx", -Number(label.dataset.dx) || -3);
+        box = label.getBBox();
+      }
+      for (var tier = 1; placed.some(function (p) { return overlaps(box, p); }); tier++) {
+        label.setAttribute("y", base + TIER * tier - 2);
+        label.classList.add("tiered");
+        tiers = Math.max(tiers, tier);
+        box = label.getBBox();
+      }
+      placed.push(box);
+    });
+    svg.setAttribute("height", base + TIER * tiers + (tiers ? 3 : 0));
+  }
+  // Axis labels that would touch at this width: every other one is left out.
+  function layoutTicks(svg) {
+    var last = null;
+    svg.querySelectorAll(":scope > text.tick-label").forEach(function (label) {
+      label.style.display = "";
+      var box = label.getBBox();
+      if (last && box.x < last.x + last.width + 8) { label.style.display = "none"; } else { last = box; }
+    });
+  }
+  function layout(root) {
+    (root || document).querySelectorAll(".axis-svg, svg.chart").forEach(layoutTicks);
+    (root || document).querySelectorAll("svg.lane-svg").forEach(layoutLabels);
+  }
+
+  function markOf(node) { return node && node.closest ? node.closest("[data-tip],[data-ev]") : null; }
+  function showTip(mark, x, y) {
     if (!mark || !mark.dataset.tip) { tip.hidden = true; return; }
     tip.textContent = mark.dataset.tip;
-    tip.style.left = (e.clientX + 12) + "px";
-    tip.style.top = (e.clientY + 12) + "px";
+    tip.style.left = Math.min(x + 12, window.innerWidth - 490) + "px";
+    tip.style.top = (y + 12) + "px";
     tip.hidden = false;
-  });
+  }
 
-  function show(id, title) {
+  function show(id, title, from) {
+    var evidence = JSON.parse(document.getElementById("evidence-data").textContent);
     var record = evidence[id];
     var table = document.getElementById("details-fields");
     table.textContent = "";
@@ -35,25 +93,117 @@
       row.insertCell().textContent = key;
       row.insertCell().textContent = Array.isArray(value) ? value.join("\n") : String(value);
     });
+    select(from);
     panel.dataset.ev = id;
     panel.hidden = false;
+    tip.hidden = true;
+    // The sheet covers the bottom of the window: the page gains that much room, and the
+    // mark it explains is scrolled above it.
+    document.body.style.setProperty("--panel-height", panel.offsetHeight + "px");
+    document.body.classList.add("panel-open");
+    if (from) {
+      var box = from.getBoundingClientRect();
+      if (box.bottom > window.innerHeight - panel.offsetHeight) {
+        window.scrollBy(0, box.bottom - (window.innerHeight - panel.offsetHeight) + 24);
+      }
+    }
+    document.getElementById("details-close").focus({preventScroll: true});
+  }
+  function select(mark) {
+    document.querySelectorAll(".mark.selected").forEach(function (m) { m.classList.remove("selected"); });
+    opener = mark || null;
+    if (opener) { opener.classList.add("selected"); }
+  }
+  function close() {
+    if (panel.hidden) { return; }
+    panel.hidden = true;
+    document.body.classList.remove("panel-open");
+    var back = opener && document.contains(opener) ? opener : null;
+    select(null);
+    if (back) { back.focus({preventScroll: true}); }
+  }
+  function open(mark) {
+    if (mark && mark.dataset.ev && mark.dataset.ev !== "None") { show(mark.dataset.ev, mark.dataset.tip, mark); }
   }
 
-  document.addEventListener("click", function (e) {
+  document.addEventListener("mousemove", function (e) { showTip(markOf(e.target), e.clientX, e.clientY); });
+  document.addEventListener("focusin", function (e) {
     var mark = markOf(e.target);
-    if (mark && mark.dataset.ev && mark.dataset.ev !== "None") { show(mark.dataset.ev, mark.dataset.tip); }
+    if (mark && mark.classList.contains("mark")) {
+      var box = mark.getBoundingClientRect();
+      showTip(mark, box.left, box.bottom);
+    } else { tip.hidden = true; }
   });
-  // A link to a lane inside a folded group unfolds it.
+  document.addEventListener("click", function (e) {
+    if (e.target.closest("#details")) { return; }
+    open(markOf(e.target));
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape") { close(); return; }
+    var mark = markOf(e.target);
+    if ((e.key === "Enter" || e.key === " ") && mark && mark.classList.contains("mark")) {
+      e.preventDefault();
+      open(mark);
+    }
+  });
+  document.getElementById("details-close").addEventListener("click", close);
+
+  // A link to a lane inside a folded group unfolds it; an unfolded group is laid out.
   function reveal() {
     var target = location.hash && document.getElementById(location.hash.slice(1));
     for (var node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") { node.open = true; }
     }
-    if (target) { target.scrollIntoView(); }
+    if (target) { layout(); target.scrollIntoView(); }
   }
+  document.addEventListener("toggle", function (e) { if (e.target.open) { layout(e.target); } }, true);
   window.addEventListener("hashchange", reveal);
-  reveal();
-  document.getElementById("details-close").addEventListener("click", function (e) {
-    e.stopPropagation(); panel.hidden = true;
+  var pending = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(pending);
+    pending = setTimeout(function () { layout(); }, 100);
   });
+
+  // `ktrace serve`: poll the small state endpoint; when the database changed, fetch the
+  // page's fragment and swap it in, keeping open groups, the scroll position and the panel.
+  function live(main) {
+    var badge = function () { return document.getElementById("live"); };
+    var version = main.dataset.version;
+    function swap(html) {
+      var open = {};
+      main.querySelectorAll("details.group").forEach(function (d, i) {
+        open[d.querySelector("summary").textContent] = d.open;
+      });
+      main.innerHTML = html;
+      main.querySelectorAll("details.group").forEach(function (d) {
+        var was = open[d.querySelector("summary").textContent];
+        if (was !== undefined) { d.open = was; }
+      });
+      showOffset();
+      layout();
+      if (opener) {
+        var again = opener.id ? document.getElementById(opener.id) : null;
+        select(again);
+      }
+    }
+    function poll() {
+      fetch(main.dataset.stateUrl, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (state) {
+        badge().classList.remove("stale");
+        if (state.version === version) { return null; }
+        return fetch(main.dataset.fragmentUrl, {cache: "no-store"}).then(function (r) {
+          return r.text().then(function (html) {
+            if (r.ok) { version = r.headers.get("X-Ktrace-Version") || state.version; swap(html); }
+          });
+        });
+      }).catch(function () { var b = badge(); if (b) { b.classList.add("stale"); } })
+        .then(function () { setTimeout(poll, Number(main.dataset.pollMs)); });
+    }
+    setTimeout(poll, Number(main.dataset.pollMs));
+  }
+
+  showOffset();
+  layout();
+  reveal();
+  var main = document.getElementById("report");
+  if (main && main.dataset.stateUrl) { live(main); }
 })();
