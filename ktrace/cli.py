@@ -60,6 +60,7 @@ SECTIONS = {
     },
     "Report and export": {
         "report": "ktrace.commands.report:report",
+        "serve": "ktrace.commands.serve:serve",
         "export": "ktrace.commands.export:export",
     },
 }

@@ -27,7 +27,10 @@ def binaries() -> tuple[str, str] | None:
 
 
 @contextmanager
-def offline_chromium(width: int = 1400, height: int = 1000) -> Iterator[webdriver.Chrome]:
+def offline_chromium(width: int = 1400, height: int = 1000, *,
+                     loopback: bool = False) -> Iterator[webdriver.Chrome]:
+    """``loopback``: http on 127.0.0.1 is let through (``ktrace serve``'s page); every other
+    host still resolves to nothing and goes to a proxy that is not there."""
     found = binaries()
     if found is None:
         raise RuntimeError("chromium and chromedriver are not installed: run "
@@ -36,7 +39,8 @@ def offline_chromium(width: int = 1400, height: int = 1000) -> Iterator[webdrive
     options = webdriver.ChromeOptions()
     options.binary_location = browser
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--window-size={width},{height}", "--host-resolver-rules=MAP * ~NOTFOUND",
+                f"--window-size={width},{height}",
+                "--host-resolver-rules=MAP * ~NOTFOUND" + (", EXCLUDE 127.0.0.1" if loopback else ""),
                 "--proxy-server=127.0.0.1:9", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync"):
         options.add_argument(arg)
@@ -44,7 +48,8 @@ def offline_chromium(width: int = 1400, height: int = 1000) -> Iterator[webdrive
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.execute_cdp_cmd("Network.enable", {})
-        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": BLOCKED_URLS})
+        blocked = [u for u in BLOCKED_URLS if not (loopback and u == "http://*")]
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": blocked})
         yield driver
     finally:
         driver.quit()
