@@ -8,15 +8,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from ktrace.cli import cli
 from tests.follower import lines_of, start_follower, wait_for_line
 from tests.infra.browser import offline_chromium, requested_urls
 from tests.replayer_data import recorded_records
@@ -130,3 +131,10 @@ def test_it_is_read_only_and_answers_only_local_hosts(served):
     with pytest.raises(urllib.error.HTTPError) as forbidden:
         urllib.request.urlopen(rebound, timeout=10)
     assert forbidden.value.code == 403
+
+
+def test_a_missing_database_is_one_error_line(tmp_path: Path):
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "none.duckdb"),
+                                      "--port", "0"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: no database at ") and result.output.count("\n") == 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -19,20 +18,23 @@ import duckdb
 from replayer import db
 from replayer.report import collect, gather
 from replayer.report.html import render, render_fragment
+from schemas.errors import KtraceError
 
 #: Where the page polls, and what it swaps in (report.js, ``live``).
 STATE_PATH, FRAGMENT_PATH = "/state.json", "/fragment"
 
 
+class EmptyDatabase(KtraceError):
+    """Nothing to draw yet: the page says so and the server goes on."""
+
+
 @dataclass
 class LiveReport:
-    """One database's live report, narrowed like ``ktrace report`` (window, namespace,
-    pods, cluster); an open window (no --until) grows with the data."""
+    """One database's live report, narrowed like ``ktrace report`` (namespace, pods,
+    cluster); its window is the whole data, growing with it."""
 
     db_path: str
     poll_ms: int = 2000
-    since: datetime | None = None
-    until: datetime | None = None
     namespace: str | None = None
     targets: tuple[str, ...] = ()
     cluster: str | None = None
@@ -62,9 +64,11 @@ class LiveReport:
         with self._lock:
             con = db.open_readonly(self.db_path)
             try:
-                version = _state(con)["version"]
-                sel = gather.select(con, since=self.since, until=self.until,
-                                    namespace=self.namespace, targets=self.targets,
+                state = _state(con)
+                if not state["records"]:  # a follower's first catch-up has not committed
+                    raise EmptyDatabase(f"{self.db_path} holds no records yet")
+                version = state["version"]
+                sel = gather.select(con, namespace=self.namespace, targets=self.targets,
                                     cluster=self.cluster)
                 return draw(con, collect(con, sel), version), version
             finally:

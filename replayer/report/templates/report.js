@@ -167,35 +167,37 @@
   // `ktrace serve`: poll the small state endpoint; when the database changed, fetch the
   // page's fragment and swap it in, keeping open groups, the scroll position and the panel.
   function live(main) {
-    var badge = function () { return document.getElementById("live"); };
     var version = main.dataset.version;
+    function stale(yes) {
+      var badge = document.getElementById("live");
+      if (badge) { badge.classList.toggle("stale", yes); }
+    }
     function swap(html) {
-      var open = {};
-      main.querySelectorAll("details.group").forEach(function (d, i) {
-        open[d.querySelector("summary").textContent] = d.open;
+      var wasOpen = {};
+      main.querySelectorAll("details.group").forEach(function (d) {
+        wasOpen[d.dataset.group] = d.open;
       });
       main.innerHTML = html;
       main.querySelectorAll("details.group").forEach(function (d) {
-        var was = open[d.querySelector("summary").textContent];
+        var was = wasOpen[d.dataset.group];
         if (was !== undefined) { d.open = was; }
       });
       showOffset();
-      layout();
-      if (opener) {
-        var again = opener.id ? document.getElementById(opener.id) : null;
-        select(again);
-      }
+      layout();  // the panel stays open on the record it shows; its mark was redrawn
     }
     function poll() {
-      fetch(main.dataset.stateUrl, {cache: "no-store"}).then(function (r) { return r.json(); }).then(function (state) {
-        badge().classList.remove("stale");
+      fetch(main.dataset.stateUrl, {cache: "no-store"}).then(function (r) {
+        if (!r.ok) { throw new Error(r.statusText); }
+        return r.json();
+      }).then(function (state) {
+        stale(false);
         if (state.version === version) { return null; }
         return fetch(main.dataset.fragmentUrl, {cache: "no-store"}).then(function (r) {
           return r.text().then(function (html) {
-            if (r.ok) { version = r.headers.get("X-Ktrace-Version") || state.version; swap(html); }
+            if (r.ok) { version = r.headers.get("X-Ktrace-Version") || state.version; swap(html); } else { stale(true); }
           });
         });
-      }).catch(function () { var b = badge(); if (b) { b.classList.add("stale"); } })
+      }).catch(function () { stale(true); })
         .then(function () { setTimeout(poll, Number(main.dataset.pollMs)); });
     }
     setTimeout(poll, Number(main.dataset.pollMs));
