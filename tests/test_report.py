@@ -15,7 +15,8 @@ from ktrace.commands.replay import demo_recording
 from replayer.report.lanes import STEPS_DRAWN_ELSEWHERE
 from tests.replayer_data import recording
 from tests.report_data import ktrace, query
-from tests.sessions_data import Session, load, web_service
+from replayer.report.layout import unseen_events
+from tests.sessions_data import Session, at_time, load, web_service
 
 
 def test_the_perfetto_trace_has_one_track_per_pod_of_complete_ordered_slices(
@@ -140,3 +141,20 @@ def test_each_clusters_rollout_and_pods_have_a_chart_and_group_titled_with_its_c
     groups = re.findall(r"<summary>([^<]*?) — (\d+) pods", html.read_text())
     assert sorted(name for name, _ in groups) == ["a: shop / Deployment/web",
                                                   "b: shop / Deployment/web"], groups
+
+
+def test_stretches_one_relist_ended_are_one_event_and_later_ones_another():
+    """Ends within SAME_EVENT_S of one session are one event (its topics listed); the same
+    type later, or another session, is another."""
+    def stretch(topic: str, start_s: float, end_s: float, session: str = "s2") -> dict:
+        return {"type": "gap_marker", "session": session, "topic": f"ktrace.{topic}",
+                "start_at": at_time(start_s), "end_at": at_time(end_s), "detail": "410 Gone",
+                "evidence_event_id": int(start_s)}
+    rows = [stretch("pods", 10, 40), stretch("nodes", 12, 41.5), stretch("leases", 3, 43),
+            stretch("pods", 100, 130), stretch("jobs", 11, 40.5, session="s3")]
+    events = unseen_events(rows)
+    assert [(e["topics"], e["start_at"], e["end_at"]) for e in events] == [
+        (["pods", "nodes", "leases"], at_time(3), at_time(43)),
+        (["jobs"], at_time(11), at_time(40.5)),
+        (["pods"], at_time(100), at_time(130))]
+    assert events[0]["label"] == "gap_marker · 3 topics" and events[1]["label"] == "gap_marker · jobs"

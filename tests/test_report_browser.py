@@ -189,6 +189,15 @@ def test_lanes_share_one_time_axis_and_revisions_their_colour(page):
         assert len(set(edges)) == len(edges)
 
 
+def test_every_tick_label_lies_inside_its_plot(at_width):
+    outside = at_width(1000).execute_script("""
+        return [...document.querySelectorAll("text.tick-label")].filter(t => t.getClientRects().length)
+          .filter(t => { const r = t.getBoundingClientRect(), p = t.ownerSVGElement.getBoundingClientRect();
+                         return r.left < p.left - 0.5 || r.right > p.right + 0.5; })
+          .map(t => t.textContent);""")
+    assert outside == []
+
+
 def test_the_prestop_bar_stands_out_on_the_container_bar(page):
     hooked = page.find_element(By.CSS_SELECTOR, ".lane[data-pod=hooked] .prestop rect")
     assert hooked.rect["height"] >= 5 and hooked.rect["width"] >= 3

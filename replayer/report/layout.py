@@ -286,10 +286,12 @@ def _rollout_charts(inc: Incident, scale: Scale,
                   + [n for _, n in terminating] + [1])
         y = lambda n: round(CHART_HEIGHT - (n or 0) / top * (CHART_HEIGHT - 8), 1)  # noqa: E731
         lines = []
-        for rs in dict.fromkeys(s["replicaset"] for s in series):
+        colour_of = {rs: colours[(cluster, namespace, f"Deployment/{deployment}", rs)]
+                     for rs in {s["replicaset"] for s in series}}
+        for rs in sorted(colour_of, key=lambda rs: (colour_of[rs], rs)):  # revisions' order
             points = [(s["at"], s["ready"]) for s in series if s["replicaset"] == rs]
             lines.append({"name": rs, "kind": "ready", "points": _steps(points, scale, y),
-                          "colour": colours[(cluster, namespace, f"Deployment/{deployment}", rs)]})
+                          "colour": colour_of[rs]})
         desired = _desired(series)
         lines.append({"name": "desired", "kind": "desired", "points": _steps(desired, scale, y)})
         lines.append({"name": "terminating", "kind": "terminating",
