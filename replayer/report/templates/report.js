@@ -29,10 +29,26 @@
     label.removeAttribute("text-anchor");
     label.classList.remove("tiered");
   }
+  // Labels are painted above every mark (a hatch drawn later would hide them): moved into
+  // one top layer, each remembering its mark (hover and click still find it).
+  var markOfLabel = new WeakMap();
+  function raiseLabels(svg) {
+    var layer = svg.querySelector(":scope > g.labels");
+    if (layer) { return; }
+    layer = document.createElementNS("http://www.w3.org/2000/svg", "g");
+    layer.setAttribute("class", "labels");
+    svg.querySelectorAll("text.label").forEach(function (label) {
+      markOfLabel.set(label, label.parentNode);
+      layer.appendChild(label);
+    });
+    svg.appendChild(layer);
+  }
   function layoutLabels(svg) {
+    raiseLabels(svg);
     var base = Number(svg.dataset.base), width = svg.getBoundingClientRect().width;
     var labels = Array.prototype.slice.call(svg.querySelectorAll("text.label"));
     labels.forEach(home);
+    svg.querySelectorAll("line.leader").forEach(function (l) { l.remove(); });
     svg.setAttribute("height", base);
     if (!width) { return; }  // in a folded group: laid out when it opens
     var boxes = labels.map(function (l) { return l.getBBox(); });
@@ -51,9 +67,20 @@
         tiers = Math.max(tiers, tier);
         box = label.getBBox();
       }
+      if (tier > 1) { lead(svg, label, box, base); }
       placed.push(box);
     });
     svg.setAttribute("height", base + TIER * tiers + (tiers ? 3 : 0));
+  }
+  // A moved label hangs from a thin line down from its lane, at the edge nearest its mark.
+  function lead(svg, label, box, base) {
+    var line = document.createElementNS("http://www.w3.org/2000/svg", "line");
+    var x = label.getAttribute("text-anchor") === "end" ? box.x + box.width : box.x;
+    line.setAttribute("class", "leader");
+    line.setAttribute("x1", x); line.setAttribute("x2", x);
+    line.setAttribute("y1", base); line.setAttribute("y2", box.y);
+    label.parentNode.insertBefore(line, label);
+    markOfLabel.set(line, markOfLabel.get(label));
   }
   // Axis labels that would touch at this width: every other one is left out.
   function layoutTicks(svg) {
@@ -69,7 +96,10 @@
     (root || document).querySelectorAll("svg.lane-svg").forEach(layoutLabels);
   }
 
-  function markOf(node) { return node && node.closest ? node.closest("[data-tip],[data-ev]") : null; }
+  function markOf(node) {
+    node = (node && markOfLabel.get(node)) || node;
+    return node && node.closest ? node.closest("[data-tip],[data-ev]") : null;
+  }
   function showTip(mark, x, y) {
     if (!mark || !mark.dataset.tip) { tip.hidden = true; return; }
     tip.textContent = mark.dataset.tip;
