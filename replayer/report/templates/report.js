@@ -35,7 +35,7 @@
   function raiseLabels(svg) {
     var layer = svg.querySelector(":scope > g.labels");
     if (layer) { return; }
-    layer = document.createElementNS("http://www.w3.org/2000/svg", "g");
+    layer = document.createElementNS(svg.namespaceURI, "g");
     layer.setAttribute("class", "labels");
     svg.querySelectorAll("text.label").forEach(function (label) {
       markOfLabel.set(label, label.parentNode);
@@ -74,7 +74,7 @@
   }
   // A moved label hangs from a thin line down from its lane, at the edge nearest its mark.
   function lead(svg, label, box, base) {
-    var line = document.createElementNS("http://www.w3.org/2000/svg", "line");
+    var line = document.createElementNS(svg.namespaceURI, "line");
     var x = label.getAttribute("text-anchor") === "end" ? box.x + box.width : box.x;
     line.setAttribute("class", "leader");
     line.setAttribute("x1", x); line.setAttribute("x2", x);
