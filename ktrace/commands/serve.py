@@ -52,7 +52,8 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
         click.echo(f"warning: serving {db_path} on {host}: anyone who can reach it reads every "
                    "object name, message and evidence record in it (no login, no TLS)", err=True)
     bound_host, bound_port = server.server_address[:2]
-    click.echo(f"serving {db_path} read-only at http://{bound_host}:{bound_port}/ "
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    click.echo(f"serving {db_path} read-only at http://{shown_host}:{bound_port}/ "
                "(Ctrl-C stops)", err=True)
     try:
         server.serve_forever()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import socket
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -81,6 +82,8 @@ def make_server(live: LiveReport, host: str, port: int,
         def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base's name)
             log(format % args)
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+    return Server((host, port), Handler)
