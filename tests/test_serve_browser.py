@@ -18,6 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ktrace.cli import cli
+from replayer import db
 from tests.follower import lines_of, start_follower, wait_for_line
 from tests.infra.browser import offline_chromium, requested_urls
 from tests.replayer_data import recorded_records
@@ -138,3 +139,17 @@ def test_a_missing_database_is_one_error_line(tmp_path: Path):
                                       "--port", "0"])
     assert result.exit_code == 1
     assert result.output.startswith("Error: no database at ") and result.output.count("\n") == 1
+
+
+def test_a_database_without_records_yet_answers_503_and_retries(tmp_path: Path):
+    """A follower's first catch-up has not committed: the page says so and reloads itself."""
+    path = str(tmp_path / "empty.duckdb")
+    db.open_db(path).close()
+    server, url = start_server(path)
+    try:
+        with pytest.raises(urllib.error.HTTPError) as early:
+            urllib.request.urlopen(url, timeout=60)
+        assert early.value.code == 503 and early.value.headers["Refresh"] == "1"
+        assert "holds no records yet" in early.value.read().decode()
+    finally:
+        stop(server)

@@ -65,10 +65,11 @@ def make_server(live: LiveReport, host: str, port: int,
                 else:
                     self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found\n")
             except KtraceError as exc:  # no data yet, a lock held too long: say so, go on
-                self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain", f"{exc}\n".encode())
+                self._send(HTTPStatus.SERVICE_UNAVAILABLE, "text/plain", f"{exc}\n".encode(),
+                           retry_s=max(1, live.poll_ms // 1000))
 
-        def _send(self, status: HTTPStatus, kind: str, body: bytes,
-                  version: str | None = None) -> None:
+        def _send(self, status: HTTPStatus, kind: str, body: bytes, version: str | None = None,
+                  retry_s: int | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
@@ -76,6 +77,9 @@ def make_server(live: LiveReport, host: str, port: int,
                 self.send_header(name, value)
             if version:
                 self.send_header("X-Ktrace-Version", version)
+            if retry_s:  # a browser reloads the page by itself once there is something
+                self.send_header("Retry-After", str(retry_s))
+                self.send_header("Refresh", str(retry_s))
             self.end_headers()
             self.wfile.write(body)
 
