@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import click
 
-from ktrace.databases import db_option
+from ktrace.databases import db_option, open_for_analysis
 from ktrace.options import DurationType
 from ktrace.scope import scope_options
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8321
 
 
-@click.command()
-@db_option
+@click.command(short_help="Serve the report as a live page beside a follower.")
 @scope_options
 @click.option("--pod", "targets", multiple=True, metavar="POD | KIND/NAME",
               help="Only these pods or workloads' pods (repeatable).")
@@ -25,6 +24,7 @@ DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8321
               help="Port to listen on (0: any free port, printed at start).")
 @click.option("--poll", "poll_s", type=DurationType(), default="2s", show_default=True,
               help="How often the page asks whether the data changed.")
+@db_option
 def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tuple[str, ...],
           host: str, port: int, poll_s: float) -> None:
     """Serve the incident report as a live page: findings, per-pod lanes, rollouts and the
@@ -40,11 +40,10 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
       ktrace replay ktrace-log --db k.duckdb --follow &
       ktrace serve --db k.duckdb              # http://127.0.0.1:8321/
       ktrace serve --db k.duckdb -n shop --port 0"""
-    from replayer import db
     from replayer.report.live import LiveReport
     from replayer.report.server import is_loopback, make_server
 
-    db.open_readonly(db_path).close()  # a missing or foreign file: one error line, now
+    open_for_analysis(db_path).close()  # a missing or foreign file: one error line, now
     live = LiveReport(db_path, poll_ms=int(poll_s * 1000), namespace=namespace,
                       targets=targets, cluster=cluster)
     server = make_server(live, host, port)
