@@ -32,6 +32,7 @@ Analyse a database:
 
 Report and export:
   report    Draw an incident as one offline HTML file or a Perfetto trace.
+  serve     Serve the report as a live page beside a follower.
   export    Export the database as Parquet partitioned by kind and date.
 """
 
@@ -55,7 +56,7 @@ def test_help_lists_the_commands_in_sections_that_fit_80_columns():
 
 def test_every_command_is_in_one_section():
     names = [name for section in SECTIONS.values() for name in section]
-    assert len(names) == len(set(names)) == 18
+    assert len(names) == len(set(names)) == 19
 
 
 @pytest.mark.parametrize("typed, offered", [
