@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tests.infra.images import BUSYBOX_IMAGE
@@ -19,9 +20,10 @@ from tests.infra.node import pod_placement
 
 Manifest = dict[str, Any]
 
-# An HTTP server that stops at once on SIGTERM, as a well-behaved web application does.
+# An HTTP server that stops at once on SIGTERM, as a well-behaved web application does; it
+# answers with its pod's name, so a client can tell which backend served it.
 HTTP_SERVER = (
-    "mkdir -p /tmp/www && echo ok > /tmp/www/index.html && "
+    "mkdir -p /tmp/www && hostname > /tmp/www/index.html && "
     "httpd -f -p 8080 -h /tmp/www & trap 'kill $!; exit 0' TERM; wait"
 )
 DB_TIMEOUT = "dial tcp 10.96.0.42:5432: connect: connection timed out"
@@ -167,10 +169,13 @@ def apply(plane: LocalControlPlane, *objects: Manifest) -> None:
     plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 
 
-def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
-    """The web Deployment behind its Service, Ready, then rolled by an env change."""
+def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int,
+            when_ready: Callable[[], None] = lambda: None) -> None:
+    """The web Deployment behind its Service, Ready (then when_ready runs), then rolled by an
+    env change."""
     apply(plane, service("web", namespace), web_deployment("web", namespace, prestop_seconds=prestop_seconds))
     plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=120s")
+    when_ready()
     time.sleep(2)  # a steady state before the rollout, as in production
     plane.kubectl("set", "env", "deploy/web", "-n", namespace, "VERSION=2")
     plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=180s")

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from tests import node_workloads as w
 from tests.infra.k8s import LocalControlPlane
 from tests.infra.polling import eventually
 from tests.infra.node import NODE_NAME, RealNode
+from tests.infra.service_network import ServiceNetwork
 from tests.replayer_data import load_recording
 
 pytestmark = pytest.mark.node
@@ -56,6 +57,16 @@ class Recording:
         self.log.close()
         assert code == 0, (self.directory / "recorder.log").read_text()[-2000:]
         return load_recording(str(self.directory / "replay.duckdb"), str(self.directory / "log"), store_objects=True)
+
+
+@pytest.fixture(scope="module")
+def services(node_cluster: tuple[LocalControlPlane, RealNode],
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceNetwork]:
+    plane, _ = node_cluster
+    network = ServiceNetwork(plane, tmp_path_factory.mktemp("services"))
+    network.start()
+    yield network
+    network.stop()
 
 
 @pytest.fixture
@@ -113,8 +124,9 @@ def test_a_container_ignoring_sigterm_is_killed_at_its_deadline(
     assert killing and "Stopping container app" in killing[0][0]
 
 
-def roll_and_settle(plane: LocalControlPlane, namespace: str, prestop_seconds: int) -> None:
-    w.rollout(plane, namespace, prestop_seconds)
+def roll_and_settle(plane: LocalControlPlane, namespace: str, prestop_seconds: int,
+                    when_ready: Callable[[], None] = lambda: None) -> None:
+    w.rollout(plane, namespace, prestop_seconds, when_ready)
     # the old pods are gone once their containers stopped (preStop included)
     eventually(lambda: len(get(plane, "pods", "-n", namespace)["items"]) == 2, "old pods gone")
     time.sleep(3)
@@ -133,23 +145,48 @@ def kubelet_truth(con: duckdb.DuckDBPyConnection, uid: str) -> tuple[float, floa
     return requested, finished
 
 
+# kube-proxy applies an EndpointSlice change at its next sync: at most its minSyncPeriod (1 s)
+# after the change, plus the time to write the rules.
+PROXY_SYNC_S = 2.0
+
+
+def sent_requests(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 @pytest.mark.parametrize("prestop_seconds", [0, 3])
-def test_rollout_race_verdicts_agree_with_the_kubelet(
+def test_rollout_race_verdicts_agree_with_the_kubelet_and_the_failed_requests(
     node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str, recording: Recording,
-    prestop_seconds: int
+    services: ServiceNetwork, tmp_path: Path, prestop_seconds: int
 ) -> None:
+    """The ground truth: requests sent through the Service's ClusterIP by kube-proxy's rules
+    during the rollout, the failed ones set beside ktrace's verdicts pod by pod."""
     plane, _ = node_cluster
-    roll_and_settle(plane, node_namespace, prestop_seconds)
+    requests_log = tmp_path / "requests.jsonl"
+    probers = []
+
+    def probe_when_ready() -> None:
+        cluster_ip = get(plane, "service", "web", "-n", node_namespace)["spec"]["clusterIP"]
+        eventually(lambda: services.rules_for(cluster_ip), "kube-proxy programs the Service")
+        probers.append(services.probe(f"http://{cluster_ip}/", requests_log))
+
+    roll_and_settle(plane, node_namespace, prestop_seconds, probe_when_ready)
+    probers[0].stop()
     con = recording.replay()
     rows = con.execute(
-        "SELECT uid, verdict, epoch(endpoint_off_at), epoch(containers_stopped_at), exposed_s "
+        "SELECT uid, pod, verdict, epoch(endpoint_off_at), epoch(containers_stopped_at), exposed_s "
         "FROM races ORDER BY pod").fetchall()
     assert len(rows) == 2, rows  # both old pods were deleted behind the Service
-    for uid, verdict, endpoint_off, stopped, exposed in rows:
+    sent = sent_requests(requests_log)
+    failed = [r for r in sent if "error" in r]
+    assert any(r.get("backend") == pod for r in sent for _, pod, *_ in rows)  # the old pods served
+    for uid, pod, verdict, endpoint_off, stopped, exposed in rows:
         requested, finished = kubelet_truth(con, uid)
         # The container stopped when the kubelet says, within the 1 s of its timestamp and
         # the status update's way to the API server.
         assert finished - 1 <= stopped <= finished + 3
+        # No request was answered by a pod after ktrace says its containers stopped.
+        assert all(r["end"] <= stopped + 1 for r in sent if r.get("backend") == pod)
         if prestop_seconds:
             assert finished - requested >= prestop_seconds - 1  # the preStop sleep ran first
             assert verdict == "ok" and exposed < 0
@@ -158,3 +195,17 @@ def test_rollout_race_verdicts_agree_with_the_kubelet(
             # batch: the real containers stopped before the endpoint went off.
             assert finished < endpoint_off + 1
             assert verdict in ("stopped_before_endpoint_off", "within_margin"), (verdict, exposed)
+    # Every failed request fell where ktrace says a pod was exposed: after its containers
+    # stopped and before kube-proxy applied its endpoint's removal.
+    windows = {pod: (stopped - 1, endpoint_off + PROXY_SYNC_S) for _, pod, _, endpoint_off, stopped, _ in rows}
+    failed_by_pod = {pod: [r for r in failed if lo <= r["start"] <= hi] for pod, (lo, hi) in windows.items()}
+    print(f"preStop {prestop_seconds}s: {len(sent)} requests, {len(failed)} failed "
+          f"({sorted({r['error'] for r in failed})});",
+          [(pod, verdict, f"exposed {exposed:.3f}s", f"{len(failed_by_pod[pod])} failed")
+           for _, pod, verdict, _, _, exposed in rows])
+    unexplained = [r for r in failed if not any(r in during for during in failed_by_pod.values())]
+    assert not unexplained, (unexplained[:5], windows)
+    if prestop_seconds:
+        assert not failed  # the preStop kept each pod serving until kube-proxy dropped it
+    else:
+        assert failed  # the race ktrace found cost real requests

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Kubernetes binaries the tests run: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, the kubelet of the real node and kwok,
-# from the Go module proxy, into a cache outside the clone. Rebuilds only what is missing.
+# kube-controller-manager, kube-scheduler, kubectl, the kubelet and kube-proxy of the real
+# node, and kwok, from the Go module proxy, into a cache outside the clone. Rebuilds only
+# what is missing.
 #
 #   compose/k8s/build.sh            # prints the bin directory on its last line
 #
@@ -17,8 +18,10 @@ bin=$out/bin
 export GOPATH=${GOPATH:-$cache/go} GOMODCACHE=${GOMODCACHE:-$cache/go/pkg/mod}
 export GOCACHE=${GOCACHE:-$cache/go-build} GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
 
-want=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kwok)
-have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+kubernetes=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
+want=(etcd "${kubernetes[@]}" kwok)
+have() { for b in "$@"; do [ -x "$bin/$b" ] || return 1; done; }
+have_all() { have "${want[@]}"; }
 if have_all; then echo "$bin"; exit 0; fi
 mkdir -p "$bin" "$out/src"
 
@@ -31,19 +34,8 @@ module ktrace.local/k8sbuild
 
 go 1.26
 MOD
-  cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-	_ "k8s.io/kubernetes/cmd/kubelet"
-)
-GO
+  { echo '//go:build tools'; echo; echo 'package tools'; echo; echo 'import ('
+    printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "${kubernetes[@]}"; echo ')'; } > tools.go
   go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
   local upstream_mod
   upstream_mod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -54,9 +46,7 @@ GO
   go mod tidy
   local pkg=k8s.io/component-base/version
   local ldflags="-s -w -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
-  go build -ldflags "$ldflags" -o "$bin/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubelet
+  go build -ldflags "$ldflags" -o "$bin/" "${kubernetes[@]/#/k8s.io/kubernetes/cmd/}"
 }
 
 build_etcd() {
@@ -92,6 +82,6 @@ build_kwok() {
 
 [ -x "$bin/etcd" ] || (build_etcd) >&2
 [ -x "$bin/kwok" ] || (build_kwok) >&2
-[ -x "$bin/kube-apiserver" ] && [ -x "$bin/kubectl" ] && [ -x "$bin/kubelet" ] || (build_kubernetes) >&2
+have "${kubernetes[@]}" || (build_kubernetes) >&2
 have_all || { echo "build incomplete in $bin" >&2; exit 1; }
 echo "$bin"

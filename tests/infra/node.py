@@ -258,7 +258,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
                 "hairpinMode": True,
                 "ipam": {
                     "type": "host-local",
-                    "ranges": [[{"subnet": POD_SUBNET}]],
+                    # .240 and above are the tests' own (tests/infra/service_network.py)
+                    "ranges": [[{"subnet": POD_SUBNET, "rangeEnd": "10.250.0.239"}]],
                     "dataDir": str(self.work_dir / "cni" / "ipam"),
                 },
             }],
