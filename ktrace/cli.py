@@ -62,6 +62,7 @@ SECTIONS = {
         "report": "ktrace.commands.report:report",
         "serve": "ktrace.commands.serve:serve",
         "export": "ktrace.commands.export:export",
+        "mcp": "ktrace.commands.mcp:mcp",
     },
 }
 

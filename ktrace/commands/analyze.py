@@ -222,16 +222,9 @@ def races(margin: float, namespace: str | None, cluster: str | None, con, out: O
       ktrace races --db demo.duckdb
       ktrace races -n shop --margin 500ms -o json
       ktrace races -o csv --output-dir races/"""
-    from replayer.analyses.races import capacity_dips, race_summary, races as find_races
-    from replayer.analyses.findings import Section
-    scope = {"namespace": namespace, "cluster": cluster}
-    print_sections([
-        Section("races", "Terminating pods behind a Service",
-                *find_races(con, **scope, margin_s=margin)),
-        Section("race_summary", "Distribution and suggested preStop delay",
-                *race_summary(con, **scope, margin_s=margin)),
-        Section("capacity_dips", "Capacity dips", *capacity_dips(con, **scope)),
-    ], out)
+    from replayer.analyses.findings import race_sections
+    print_sections(race_sections(con, namespace=namespace, cluster=cluster, margin_s=margin),
+                   out)
 
 
 @click.command(short_help="Every object as it was at a moment.")

@@ -9,7 +9,7 @@ import duckdb
 
 from replayer.analyses import fetch
 from replayer.analyses.gaps import gaps
-from replayer.analyses.races import capacity_dips, race_summary, races
+from replayer.analyses.races import DEFAULT_MARGIN_S, capacity_dips, race_summary, races
 from replayer.analyses.stuck import stuck
 
 
@@ -22,6 +22,21 @@ class Section:
     title: str
     columns: list[str]
     rows: list[tuple[Any, ...]]
+
+
+def race_sections(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
+                  cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S
+                  ) -> list[Section]:
+    """What ``ktrace races`` prints: every terminating pod behind a Service, the
+    distribution with a suggested preStop delay, and the capacity dips."""
+    scope = {"namespace": namespace, "cluster": cluster}
+    return [
+        Section("races", "Terminating pods behind a Service",
+                *races(con, **scope, margin_s=margin_s)),
+        Section("race_summary", "Distribution and suggested preStop delay",
+                *race_summary(con, **scope, margin_s=margin_s)),
+        Section("capacity_dips", "Capacity dips", *capacity_dips(con, **scope)),
+    ]
 
 
 def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,

@@ -27,8 +27,10 @@ class QueryError(KtraceError):
 
 
 def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any], *,
-              write: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S) -> Rows | None:
-    """The result of the last statement of ``sql`` (None when it returns no rows)."""
+              write: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S,
+              max_rows: int | None = None) -> Rows | None:
+    """The result of the last statement of ``sql`` (None when it returns no rows), its
+    first ``max_rows`` rows only when given (the rest is never fetched)."""
     import duckdb  # here: the CLI reads DEFAULT_TIMEOUT_S without starting DuckDB
     try:
         statements = con.extract_statements(sql)
@@ -48,7 +50,8 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any
             cursor = con.execute(statement, dict(params)) if params else con.execute(statement)
         if cursor is None or cursor.description is None:
             return None
-        return [d[0] for d in cursor.description], cursor.fetchall()
+        rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
+        return [d[0] for d in cursor.description], rows
     except duckdb.InterruptException as exc:
         raise QueryError(f"query stopped after the {timeout_s:g} s time limit "
                          "(--timeout)") from exc

@@ -132,7 +132,7 @@ everything AS (
 -- may tie or precede the first record), the rest by time
 SELECT uid, row_number() OVER (PARTITION BY uid ORDER BY CASE step WHEN 'created' THEN 0
                                                                   WHEN 'deleted' THEN 2 ELSE 1 END,
-                                                         time, rank, ev.rv, ev.event_id)
+                                                         time, rank, ev.rv, ev.event_id, step, detail)
            AS step_no,
        step, time, component, derived, detail, ev.event_id AS evidence_event_id
 FROM everything;

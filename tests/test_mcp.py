@@ -1,0 +1,210 @@
+"""`ktrace mcp` driven by the MCP SDK's own client, over stdio (the server spawned as an agent
+spawns it) and over streamable HTTP (a server process on a free port): every tool answers
+with exactly its command's `-o json`, pages put together are the whole answer, failures are
+tool errors, and a write through `query` is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.report_data import ktrace
+
+ROOT = Path(__file__).resolve().parents[1]
+KTRACE = [sys.executable, "-c", "from ktrace.cli import main; main()"]
+ENV = {"PYTHONPATH": str(ROOT)}
+TOOLS = {"info", "stuck", "explain", "timeline", "races", "gaps", "get", "state", "evidence",
+         "query"}
+QUERY = "SELECT kind, count(*) AS records FROM raw_events GROUP BY ALL ORDER BY kind"
+
+
+def calls(evidence_id: str) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(tool, arguments, the command that answers the same) for every tool."""
+    return [
+        ("info", {}, ["info"]),
+        ("stuck", {}, ["stuck"]),
+        ("stuck", {"only": "terminating", "namespace": "hold"},
+         ["stuck", "--terminating", "-n", "hold"]),
+        ("explain", {"target": "held"}, ["explain", "held"]),
+        ("explain", {"target": "deploy/web", "namespace": "race"},
+         ["explain", "deploy/web", "-n", "race"]),
+        ("timeline", {"target": "deploy/web", "namespace": "race"},
+         ["timeline", "deploy/web", "-n", "race"]),
+        ("races", {}, ["races"]),
+        ("races", {"margin": "500ms"}, ["races", "--margin", "500ms"]),
+        ("gaps", {"thresholds": {"create_to_schedule": "1s"}},
+         ["gaps", "--threshold", "create_to_schedule=1s"]),
+        ("get", {"kind": "pods"}, ["get", "pods"]),
+        ("get", {"kind": "deploy", "names": ["web"], "namespace": "race"},
+         ["get", "deploy", "web", "-n", "race"]),
+        ("state", {"at": "end-1m", "kind": "pods"}, ["state", "--at", "end-1m", "--kind", "pods"]),
+        ("evidence", {"id": evidence_id}, ["evidence", evidence_id]),
+        ("query", {"sql": QUERY}, ["query", QUERY]),
+    ]
+
+
+async def whole(client: Client, tool: str, arguments: dict[str, Any],
+                limit: int = 6) -> tuple[str, int]:
+    """The tool's answer put together from its pages of ``limit`` rows: the text of a
+    single page as it came, else the pages' rows joined (per section for a report); and how
+    many calls it took."""
+    pages, cursor = [], None
+    while True:
+        result = await client.call_tool(tool, arguments | {"limit": limit, "cursor": cursor})
+        assert not result.is_error, result.content[0].text
+        pages.append(result.content[0].text)
+        if len(result.content) == 1:
+            break
+        cursor = json.loads(result.content[1].text)["next_cursor"]
+    if len(pages) == 1:
+        return pages[0], 1
+    docs = [json.loads(p) for p in pages]
+    if isinstance(docs[0], dict):
+        joined: Any = {key: [row for d in docs for row in d[key]] for key in docs[0]}
+    else:
+        joined = [row for d in docs for row in d]
+    return json.dumps(joined), len(pages)
+
+
+def check_every_tool(client: Callable[[], Client], db: str, *, paged: bool) -> None:
+    """Every tool listed and called: one call that holds it all is its command's text
+    exactly; ``paged``: also put together from pages of a few rows."""
+    evidence_id = json.loads(ktrace("stuck", "--db", db, "-o", "json"))[0]["evidence_event_id"]
+
+    async def run() -> None:
+        async with client() as session:
+            listed = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(listed) == TOOLS
+            assert all(t.description and t.annotations.read_only_hint for t in listed.values())
+            cut = 0
+            for tool, arguments, command in calls(evidence_id):
+                cli = ktrace(*command, "--db", db, "-o", "json")
+                single = await session.call_tool(tool, arguments | (
+                    {"limit": 1000} if tool != "evidence" else {}))
+                assert [c.text for c in single.content] == [cli], (tool, arguments)
+                if paged and tool != "evidence":
+                    text, pages = await whole(session, tool, arguments)
+                    assert json.loads(text) == json.loads(cli), (tool, arguments)
+                    cut += pages > 1
+            assert cut >= 5 or not paged  # pages were put together, not only single ones
+            causes = await session.read_resource("ktrace://causes")
+            vocabulary = {row["cause"] for row in json.loads(causes.contents[0].text)}
+            assert {"finalizers", "unschedulable", "recording_gap", "unknown"} <= vocabulary
+    anyio.run(run)
+
+
+def stdio_client(db: str) -> Client:
+    return Client(StdioServerParameters(command=KTRACE[0], args=[*KTRACE[1:], "mcp", "--db", db],
+                                        env=ENV))
+
+
+def test_every_tool_over_stdio_answers_as_its_command(demo_db: str):
+    check_every_tool(lambda: stdio_client(demo_db), demo_db, paged=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(demo_db: str):
+    """`ktrace mcp --transport http` on a free port of 127.0.0.1; its URL."""
+    port = free_port()
+    server = subprocess.Popen([*KTRACE, "mcp", "--db", demo_db, "--transport", "http",
+                               "--port", str(port)], env=os.environ | ENV,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, server.stderr.read()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the MCP server never listened"
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        server.stderr.close()
+
+
+def test_every_tool_over_http_answers_as_its_command(http_server: str, demo_db: str):
+    check_every_tool(lambda: Client(http_server), demo_db, paged=False)
+
+
+def on_stdio(db: str, body: Callable[[Client], Awaitable[None]]) -> None:
+    async def run() -> None:
+        async with stdio_client(db) as client:
+            await body(client)
+    anyio.run(run)
+
+
+def test_a_write_through_query_is_a_tool_error_and_writes_nothing(demo_db: str):
+    before = ktrace("query", "SELECT count(*) AS n FROM raw_events", "--db", demo_db, "-o", "json")
+
+    async def body(client: Client) -> None:
+        for sql in ("DELETE FROM raw_events",
+                    "SELECT 1; DROP TABLE raw_events",
+                    "COPY raw_events TO '/tmp/ktrace-mcp-leak.csv'",
+                    "SELECT * FROM read_csv('/etc/passwd')"):
+            result = await client.call_tool("query", {"sql": sql})
+            assert result.is_error, sql
+            assert "not allowed" in result.content[0].text or "disabled" in \
+                result.content[0].text.lower(), result.content[0].text
+        # the server is still there and answers after the refusals
+        ok = await client.call_tool("query", {"sql": "SELECT count(*) AS n FROM raw_events"})
+        assert ok.content[0].text == before
+    on_stdio(demo_db, body)
+    assert not Path("/tmp/ktrace-mcp-leak.csv").exists()
+
+
+def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(demo_db: str, tmp_path: Path):
+    async def body(client: Client) -> None:
+        for tool, arguments, says in [
+            ("explain", {"target": "no-such-pod"}, "no pod 'no-such-pod'"),
+            ("evidence", {"id": "po:00000000:1"}, "po:00000000:1"),
+            ("stuck", {"margin": "soon"}, "margin"),
+            ("stuck", {"only": "sideways"}, "only"),
+            ("get", {"kind": "gadgets"}, "unknown kind 'gadgets'"),
+            ("state", {"at": "yesterday-ish"}, "yesterday-ish"),
+            ("gaps", {"thresholds": {"no_such_step": "1s"}}, "unknown threshold"),
+            ("stuck", {"cursor": "abc"}, "cursor"),
+            ("stuck", {"limit": 0}, "limit"),
+            ("query", {"sql": "SELECT * FROM no_such_table"}, "no_such_table"),
+        ]:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error and says in result.content[0].text, (tool, result.content)
+    on_stdio(demo_db, body)
+
+    async def missing(client: Client) -> None:
+        result = await client.call_tool("info", {})
+        assert result.is_error and "no database at" in result.content[0].text
+    on_stdio(str(tmp_path / "none.duckdb"), missing)
+
+
+def test_query_stops_at_its_row_limit_and_pages_on(demo_db: str):
+    sql = "SELECT i FROM range(250) t(i) ORDER BY i"
+
+    async def body(client: Client) -> None:
+        first = await client.call_tool("query", {"sql": sql, "limit": 100})
+        assert [r["i"] for r in json.loads(first.content[0].text)] == list(range(100))
+        cursor = json.loads(first.content[1].text)["next_cursor"]
+        last = await client.call_tool("query", {"sql": sql, "limit": 200, "cursor": cursor})
+        assert [r["i"] for r in json.loads(last.content[0].text)] == list(range(100, 250))
+        assert len(last.content) == 1
+    on_stdio(demo_db, body)
