@@ -47,11 +47,12 @@ def rest_of(lines: "queue.Queue[str]", timeout: float = 30) -> list[str]:
     return rest
 
 
-def start_follower(log: Path, path: str) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
-    """`ktrace replay LOG --db PATH --follow` as a process, and its stderr lines."""
+def start_follower(log: Path, path: str, *options: str
+                   ) -> tuple[subprocess.Popen, "queue.Queue[str]"]:
+    """`ktrace replay LOG --db PATH --follow [OPTIONS]` as a process, and its stderr lines."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     follower = subprocess.Popen(
         [sys.executable, "-c", "from ktrace.cli import main; main()", "replay", str(log),
-         "--db", path, "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+         "--db", path, "--follow", *options], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
     return follower, lines_of(follower.stderr)

@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from tests.recorder_k8s import free_port
 from tests.report_data import ktrace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,12 +112,6 @@ def stdio_client(db: str) -> Client:
 
 def test_every_tool_over_stdio_answers_as_its_command(demo_db: str):
     check_every_tool(lambda: stdio_client(demo_db), demo_db, paged=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

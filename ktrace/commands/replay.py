@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 @click.option("--until", metavar="TIME", help="Stop at this time (the same forms).")
 @click.option("--rebuild", is_flag=True, help="Start the database over.")
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
+@click.option("--metrics-port", type=click.IntRange(0, 65535),
+              help="With --follow: serve the findings as Prometheus metrics on this port "
+                   "(/metrics; 0: a free one; docs/agents.md lists them).")
+@click.option("--metrics-host", default="127.0.0.1", show_default=True,
+              help="With --metrics-port: the address to listen on.")
 @click.option("--strict", is_flag=True,
               help="Exit with status 1 when part of the source could not be read.")
 @click.option("--store-objects", type=click.Choice(["none", "all"]), default="none",
@@ -48,7 +53,8 @@ if TYPE_CHECKING:
                    "slower, larger); none: fetch objects from the source when asked for.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, cluster: str | None, since: str | None, until: str | None,
-           rebuild: bool, follow: bool, strict: bool, store_objects: str) -> None:
+           rebuild: bool, follow: bool, metrics_port: int | None, metrics_host: str,
+           strict: bool, store_objects: str) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice. The
     summary goes to stderr.
@@ -58,9 +64,12 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     \b
       ktrace replay ktrace-log --db k.duckdb
       ktrace replay --kafka broker:9092 --since 2h30m --db k.duckdb
-      ktrace replay ktrace-log --follow --db k.duckdb"""
+      ktrace replay ktrace-log --follow --db k.duckdb
+      ktrace replay ktrace-log --follow --metrics-port 9464 --db k.duckdb"""
     from replayer.loader import RecordFilter
     from replayer.replay import replay as run_replay
+    if metrics_port is not None and not follow:
+        raise click.UsageError("--metrics-port serves a follower's findings: add --follow")
     src = open_source(source, kafka)
     try:
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
@@ -68,7 +77,8 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
         load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
                     since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
         if follow:
-            summary = follow_source(src, db_path, rebuild=rebuild, **load)
+            summary = follow_source(src, db_path, rebuild=rebuild,
+                                    metrics=(metrics_host, metrics_port), **load)
             check_window(summary, since_us, until_us)
         else:
             with loading_database(db_path, rebuild=rebuild) as con:
@@ -86,9 +96,11 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     check_strict(summary, strict)
 
 
-def follow_source(src: Source, db_path: str, *, rebuild: bool, **load: Any) -> Summary:
+def follow_source(src: Source, db_path: str, *, rebuild: bool,
+                  metrics: tuple[str, int | None], **load: Any) -> Summary:
     """--follow: catch up, then keep loading until a signal; a follower may start before
-    the recorder made its first topic."""
+    the recorder made its first topic. ``metrics``: where to serve its findings (host,
+    port; port None: nowhere)."""
     from replayer import db
     from replayer.replay import follow
     if rebuild:
@@ -96,7 +108,7 @@ def follow_source(src: Source, db_path: str, *, rebuild: bool, **load: Any) -> S
     remember_database(db_path)
     with progress_bar("replay") as update:
         return follow(src, db_path, stop=stop_on_signals(), on_batch=update,
-                      on_caught_up=echo_catch_up(), **load)
+                      on_caught_up=echo_catch_up(metrics_on(db_path, *metrics)), **load)
 
 
 def stop_on_signals() -> threading.Event:
@@ -107,12 +119,31 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
-def echo_catch_up() -> Callable[[LoadStats], None]:
-    """One line on stderr each time a --follow catch-up loaded something new."""
+def metrics_on(db_path: str, host: str, port: int | None) -> Callable[[int], None] | None:
+    """--metrics-port: serve the follower's findings; what hears each catch-up's count."""
+    if port is None:
+        return None
+    from replayer.follower_metrics import FollowerMetrics
+    metrics = FollowerMetrics(db_path)
+    try:
+        _, bound = metrics.serve(port, host)
+    except OSError as exc:
+        raise KtraceError(f"--metrics-port {port}: cannot listen on {host}: "
+                          f"{exc.strerror or exc}") from exc
+    click.echo(f"metrics: http://{host}:{bound}/metrics", err=True)
+    return metrics.caught_up
+
+
+def echo_catch_up(metrics: Callable[[int], None] | None = None
+                  ) -> Callable[[LoadStats], None]:
+    """One line on stderr each time a --follow catch-up loaded something new (after the
+    metrics, when served, were refreshed from it)."""
     last = -1
 
     def echo(stats: LoadStats) -> None:
         nonlocal last
+        if metrics is not None:
+            metrics(stats.loaded)
         if stats.loaded != last:
             last = stats.loaded
             click.echo(f"caught up: {stats.loaded} records loaded", err=True)

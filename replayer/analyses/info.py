@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import duckdb
 
-from replayer.analyses import fetch
+from replayer.analyses import Rows, fetch
 from replayer.analyses.findings import Section
 from replayer.analyses.scope import of_cluster_session
 
@@ -36,11 +36,16 @@ def info(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> list[
             "FROM raw_events r LEFT JOIN live USING (kind) "
             "WHERE r.uid IS NOT NULL AND (? IS NULL OR r.cluster = ?) "
             "GROUP BY r.kind, r.resource ORDER BY records DESC, r.kind", only * 3)),
-        Section("info_unseen", "Unseen stretches", *fetch(con,
-            "SELECT type, count(*) AS stretches, sum(epoch(end_at - start_at)) AS total_s, "
-            "  min(start_at) AS first_start_at, max(end_at) AS last_end_at, "
-            "  list(DISTINCT topic ORDER BY topic) "
-            "  FILTER (WHERE topic IS NOT NULL) AS topics "
-            f"FROM unseen_stretches WHERE session IS NULL OR {of_cluster_session()} "
-            "GROUP BY type ORDER BY type", only)),
+        Section("info_unseen", "Unseen stretches", *unseen(con, cluster=cluster)),
     ]
+
+
+def unseen(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> Rows:
+    """The stretches the recording did not see, by type: how many, how long in all, when."""
+    return fetch(con,
+        "SELECT type, count(*) AS stretches, sum(epoch(end_at - start_at)) AS total_s, "
+        "  min(start_at) AS first_start_at, max(end_at) AS last_end_at, "
+        "  list(DISTINCT topic ORDER BY topic) "
+        "  FILTER (WHERE topic IS NOT NULL) AS topics "
+        f"FROM unseen_stretches WHERE session IS NULL OR {of_cluster_session()} "
+        "GROUP BY type ORDER BY type", [cluster, cluster])
