@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator
+from typing import Annotated, Any, Callable, Iterator
 
 import click
 import orjson
@@ -31,9 +31,6 @@ from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
 from schemas.errors import KtraceError
-
-if TYPE_CHECKING:
-    import duckdb
 
 #: rows a list answer carries at most by default, and at most at all
 DEFAULT_LIMIT = 100
@@ -133,7 +130,7 @@ class Tools:
         self.db_path = db_path
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connection(self) -> Iterator[Any]:  # a DuckDB connection (DuckDB stays in replayer)
         """A read-only connection for one call; ktrace's own errors become tool errors."""
         try:
             con = open_for_analysis(self.db_path)
