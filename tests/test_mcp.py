@@ -56,49 +56,42 @@ def calls(evidence_id: str) -> list[tuple[str, dict[str, Any], list[str]]]:
 
 
 async def whole(client: Client, tool: str, arguments: dict[str, Any],
-                limit: int = 6) -> tuple[str, int]:
-    """The tool's answer put together from its pages of ``limit`` rows: the text of a
-    single page as it came, else the pages' rows joined (per section for a report); and how
-    many calls it took."""
+                limit: int) -> tuple[Any, int]:
+    """The tool's answer put together from its pages of ``limit`` rows (per section for a
+    report), and how many pages it took."""
     pages, cursor = [], None
     while True:
         result = await client.call_tool(tool, arguments | {"limit": limit, "cursor": cursor})
         assert not result.is_error, result.content[0].text
-        pages.append(result.content[0].text)
+        pages.append(json.loads(result.content[0].text))
         if len(result.content) == 1:
             break
         cursor = json.loads(result.content[1].text)["next_cursor"]
-    if len(pages) == 1:
-        return pages[0], 1
-    docs = [json.loads(p) for p in pages]
-    if isinstance(docs[0], dict):
-        joined: Any = {key: [row for d in docs for row in d[key]] for key in docs[0]}
-    else:
-        joined = [row for d in docs for row in d]
-    return json.dumps(joined), len(pages)
+    if isinstance(pages[0], dict):
+        return {key: [row for p in pages for row in p[key]] for key in pages[0]}, len(pages)
+    return [row for p in pages for row in p], len(pages)
 
 
-def check_every_tool(client: Callable[[], Client], db: str, *, paged: bool) -> None:
-    """Every tool listed and called: one call that holds it all is its command's text
-    exactly; ``paged``: also put together from pages of a few rows."""
-    evidence_id = json.loads(ktrace("stuck", "--db", db, "-o", "json"))[0]["evidence_event_id"]
+@pytest.fixture(scope="module")
+def answers(demo_db: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(tool, arguments, its command's -o json text) for every tool."""
+    evidence_id = json.loads(ktrace("stuck", "--db", demo_db, "-o", "json"))[0]["evidence_event_id"]
+    return [(tool, arguments, ktrace(*command, "--db", demo_db, "-o", "json"))
+            for tool, arguments, command in calls(evidence_id)]
 
+
+def check_every_tool(client: Callable[[], Client], answers) -> None:
+    """Every tool listed and called: an answer that fits its page is its command's text to
+    the byte; the cause vocabulary is a resource."""
     async def run() -> None:
         async with client() as session:
             listed = {t.name: t for t in (await session.list_tools()).tools}
             assert set(listed) == TOOLS
             assert all(t.description and t.annotations.read_only_hint for t in listed.values())
-            cut = 0
-            for tool, arguments, command in calls(evidence_id):
-                cli = ktrace(*command, "--db", db, "-o", "json")
-                single = await session.call_tool(tool, arguments | (
+            for tool, arguments, cli in answers:
+                result = await session.call_tool(tool, arguments | (
                     {"limit": 1000} if tool != "evidence" else {}))
-                assert [c.text for c in single.content] == [cli], (tool, arguments)
-                if paged and tool != "evidence":
-                    text, pages = await whole(session, tool, arguments)
-                    assert json.loads(text) == json.loads(cli), (tool, arguments)
-                    cut += pages > 1
-            assert cut >= 5 or not paged  # pages were put together, not only single ones
+                assert [c.text for c in result.content] == [cli], (tool, arguments)
             causes = await session.read_resource("ktrace://causes")
             vocabulary = {row["cause"] for row in json.loads(causes.contents[0].text)}
             assert {"finalizers", "unschedulable", "recording_gap", "unknown"} <= vocabulary
@@ -110,8 +103,8 @@ def stdio_client(db: str) -> Client:
                                         env=ENV))
 
 
-def test_every_tool_over_stdio_answers_as_its_command(demo_db: str):
-    check_every_tool(lambda: stdio_client(demo_db), demo_db, paged=True)
+def test_every_tool_over_stdio_answers_as_its_command(demo_db: str, answers):
+    check_every_tool(lambda: stdio_client(demo_db), answers)
 
 
 @pytest.fixture
@@ -138,8 +131,8 @@ def http_server(demo_db: str):
         server.stderr.close()
 
 
-def test_every_tool_over_http_answers_as_its_command(http_server: str, demo_db: str):
-    check_every_tool(lambda: Client(http_server), demo_db, paged=False)
+def test_every_tool_over_http_answers_as_its_command(http_server: str, answers):
+    check_every_tool(lambda: Client(http_server), answers)
 
 
 def on_stdio(db: str, body: Callable[[Client], Awaitable[None]]) -> None:
@@ -190,6 +183,18 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(demo_db: str, tmp_
         result = await client.call_tool("info", {})
         assert result.is_error and "no database at" in result.content[0].text
     on_stdio(str(tmp_path / "none.duckdb"), missing)
+
+
+def test_pages_put_together_are_the_whole_answer(demo_db: str, answers):
+    paged = {"stuck", "races", "get", "state", "gaps", "info"}
+
+    async def body(client: Client) -> None:
+        for tool, arguments, cli in answers:
+            if tool in paged and "names" not in arguments:
+                joined, pages = await whole(client, tool, arguments, limit=2)
+                assert joined == json.loads(cli), (tool, arguments)
+                assert pages > 1, (tool, arguments)
+    on_stdio(demo_db, body)
 
 
 def test_query_stops_at_its_row_limit_and_pages_on(demo_db: str):
