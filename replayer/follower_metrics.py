@@ -11,6 +11,7 @@ the ``top`` that matter most, the rest folded into the label value ``other``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import defaultdict
@@ -22,6 +23,8 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from replayer import db
+
+log = logging.getLogger(__name__)
 
 #: namespaces (by stuck objects) and Deployments (by exposure) kept as label values
 DEFAULT_TOP = 20
@@ -124,6 +127,7 @@ class FollowerMetrics:
         self._lag: float | None = None
         self._checked_at: float | None = None
         self._refresh_seconds = 0.0
+        self._failures = 0
         self.registry.register(self)
 
     def caught_up(self, loaded: int) -> None:
@@ -131,7 +135,13 @@ class FollowerMetrics:
         findings when it loaded something new since the last refresh."""
         now = time.time()
         if loaded != self._loaded:
-            found = read_findings(self.path, top_n=self.top_n)
+            try:
+                found = read_findings(self.path, top_n=self.top_n)
+            except Exception as exc:  # noqa: BLE001 — the metrics must never stop the follower
+                log.warning("metrics not refreshed (the last refresh is served): %s", exc)
+                with self._lock:
+                    self._failures += 1
+                return
             took = time.time() - now
             with self._lock:
                 self._findings, self._loaded, self._refresh_seconds = found, loaded, took
@@ -151,7 +161,7 @@ class FollowerMetrics:
     def collect(self) -> Iterator[Metric]:
         with self._lock:
             found, lag, checked = self._findings, self._lag, self._checked_at
-            loaded, took = self._loaded, self._refresh_seconds
+            loaded, took, failures = self._loaded, self._refresh_seconds, self._failures
         if checked is not None:
             yield _gauge("ktrace_follower_last_catch_up_timestamp_seconds",
                          "When the follower last read the source to its end", {(): checked})
@@ -159,6 +169,9 @@ class FollowerMetrics:
                            "Records the follower loaded since it started", max(loaded, 0))
             yield _gauge("ktrace_follower_refresh_seconds",
                          "How long the last refresh of these findings took", {(): took})
+            yield _counter("ktrace_follower_refresh_failures", "Refreshes of these findings "
+                           "that failed (the follower logs why and serves the last one)",
+                           failures)
         if found is None:
             return
         if found.newest_record is not None:

@@ -125,6 +125,19 @@ def test_unseen_stretches_are_what_ktrace_info_says(scrapes):
         {r["type"]: r["stretches"] for r in unseen}
 
 
+def test_namespaces_and_deployments_past_the_top_are_folded_into_other(demo_db: str):
+    from replayer.follower_metrics import read_findings
+    whole, cut = read_findings(demo_db), read_findings(demo_db, top_n=2)
+    assert {k[1] for k in whole.stuck} == {"fg", "hold", "lost", ""}
+    assert {k[1] for k in cut.stuck} == {"fg", "hold", "other"}  # the two with most stuck
+    assert sum(cut.stuck.values()) == sum(whole.stuck.values()) and cut.folded_namespaces == 2
+    assert cut.rollout_exposed == {("capture", "race", "web"): pytest.approx(1.928762),
+                                   ("capture", "fg", "fg"): 0.0,
+                                   ("capture", "other", "other"): 0.0}
+    assert cut.rollout_terminated[("capture", "other", "other")] == 3  # graceful/web's
+    assert cut.folded_deployments == 1
+
+
 def test_metrics_port_needs_follow(tmp_path: Path):
     from click.testing import CliRunner
     from ktrace.cli import cli
