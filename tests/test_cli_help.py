@@ -34,6 +34,7 @@ Report and export:
   report    Draw an incident as one offline HTML file or a Perfetto trace.
   serve     Serve the report as a live page beside a follower.
   export    Export the database as Parquet partitioned by kind and date.
+  mcp       Serve the analyses to AI agents as MCP tools (read-only).
 """
 
 

@@ -11,7 +11,7 @@ from ktrace.databases import db_option
 from schemas.errors import KtraceError
 
 
-@click.command()
+@click.command(short_help="Serve the analyses to AI agents as MCP tools (read-only).")
 @db_option
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
               show_default=True,
