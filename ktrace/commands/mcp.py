@@ -40,4 +40,9 @@ def mcp(db_path: str, transport: str, host: str, port: int) -> None:
         if exc.name and exc.name.split(".")[0] in ("mcp", "mcp_types"):
             raise KtraceError("ktrace mcp needs the MCP SDK: pip install 'ktrace[mcp]'") from exc
         raise
+    from replayer.report.server import is_loopback
+    if transport == "http" and not is_loopback(host):
+        click.echo(f"warning: serving {db_path} to agents on {host}: anyone who can reach it "
+                   "reads every object name, message and evidence record in it (no login, no "
+                   "TLS)", err=True)
     mcp_server.run(db_path, transport, host, port, ready=lambda line: click.echo(line, err=True))
