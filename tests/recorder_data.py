@@ -4,7 +4,9 @@ and the checkpointer's tests."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -46,3 +48,31 @@ def read_back(directory: Path) -> dict[str, list[dict]]:
         return out
     finally:
         source.close()
+
+
+#: Text the API server spells unlike orjson: Go's encoder writes ``&``, ``<``, ``>`` as
+#: ``\u0026``, ``\u003c``, ``\u003e`` (non-ASCII raw, as orjson does).
+GO_TEXT = "a&b <c> ü"
+
+
+def go_spelled(doc: Any) -> bytes:
+    """``doc`` in the API server's spelling (orjson's with Go's three escapes)."""
+    return (orjson.dumps(doc).replace(b"&", b"\\u0026").replace(b"<", b"\\u003c")
+            .replace(b">", b"\\u003e"))
+
+
+def with_go_text(obj: dict) -> dict:
+    """A copy of ``obj`` with ``GO_TEXT`` where the recorder looks: an annotation (its key
+    too), every env value at the default redaction paths, and the status attribution digests."""
+    obj = copy.deepcopy(obj)
+    metadata = obj.setdefault("metadata", {})
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), "example.com/q&a": GO_TEXT}
+    spec = obj.get("spec") or {}
+    for pod_spec in (spec, (spec.get("template") or {}).get("spec") or {}):
+        for container in pod_spec.get("containers") or ():
+            for var in container.get("env") or ():
+                if isinstance(var.get("value"), str):
+                    var["value"] += GO_TEXT
+    if isinstance(obj.get("status"), dict):
+        obj["status"]["message"] = GO_TEXT
+    return obj

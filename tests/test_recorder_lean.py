@@ -1,12 +1,14 @@
 """The lean path (msgspec decode, the object kept as the server's bytes, redaction in place)
-against the full parse, on every raw watch stream the tests and the bench hold, and on
-adversarial objects: same records, same attribution, same bytes after redaction."""
+against the full parse, on every raw watch stream the tests and the bench hold, the same
+streams in the API server's spelling of ``&``, ``<``, ``>`` (``GoSpelled``), and on adversarial
+objects: same records, same attribution, same bytes after redaction."""
 
 from __future__ import annotations
 
 import copy
 import gzip
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 import pytest
@@ -21,10 +23,19 @@ from transports.sink import Outgoing
 from recorder.splice import Memo, SpanRedactor
 from recorder.writer import Writer
 from schemas import codec, topics
+from tests.recorder_data import GO_TEXT, go_spelled, with_go_text
+
+
+
+class GoSpelled(NamedTuple):
+    """A recorded stream with ``GO_TEXT`` in every object, in the API server's spelling."""
+    path: Path
+
 
 ROOT = Path(__file__).resolve().parent.parent
-STREAMS = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.watch.jsonl")) + [
+RECORDED = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.watch.jsonl")) + [
     ROOT / "bench" / "data" / "shop.watch.jsonl.gz"]
+STREAMS = RECORDED + [GoSpelled(p) for p in RECORDED]
 LISTS = sorted((ROOT / "tests" / "data" / "recorder").rglob("*.list.json")) + sorted(
     (ROOT / "tests" / "data" / "recorder").rglob("*.pages.json"))
 #: --redact paths of every form: a key, [N], [-1], [*] over a list and over a mapping, a whole
@@ -36,13 +47,23 @@ EXTRA_PATHS = ["spec.containers[0].args", "spec.containers[-1].image", "metadata
 MISMATCHED_PATHS = ["spec.containers[*].env[*].name.deeper"]
 
 
-def stream_lines(path: Path) -> list[bytes]:
+def stream_lines(stream: Path | GoSpelled) -> list[bytes]:
+    path = stream.path if isinstance(stream, GoSpelled) else stream
     data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    return [line for line in data.split(b"\n") if line.strip()]
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if isinstance(stream, GoSpelled):
+        return [go_spelled({**doc, "object": with_go_text(doc["object"])})
+                for doc in map(orjson.loads, lines)]
+    return lines
 
 
-def object_lines(path: Path) -> list[bytes]:
-    return [line for line in stream_lines(path)
+def stream_id(stream: Path | GoSpelled) -> str:
+    path = stream.path if isinstance(stream, GoSpelled) else stream
+    return f"{path.parent.name}/{path.name}" + ("-go" if isinstance(stream, GoSpelled) else "")
+
+
+def object_lines(stream: Path | GoSpelled) -> list[bytes]:
+    return [line for line in stream_lines(stream)
             if orjson.loads(line)["type"] in ("ADDED", "MODIFIED", "DELETED")]
 
 
@@ -56,9 +77,11 @@ def listed_objects() -> list[dict]:
 
 
 def all_objects() -> list[bytes]:
-    """Every object the recordings hold, as the server's bytes (watch) or re-encoded (lists)."""
+    """Every object the recordings hold, as the server's bytes (watch) or re-encoded (lists),
+    and each of them again in the server's spelling with ``GO_TEXT``."""
     bodies = [lean.split_line(line)[1] for path in STREAMS for line in object_lines(path)]
-    return bodies + [orjson.dumps(obj) for obj in listed_objects()]
+    return bodies + [spelled(obj) for obj in listed_objects()
+                     for spelled in (orjson.dumps, lambda o: go_spelled(with_go_text(o)))]
 
 
 class Captured:
@@ -116,12 +139,16 @@ def test_the_recordings_are_what_the_parity_is_proven_on() -> None:
     kinds = {lean.identity(lean_parse(line).obj)[1] for p in STREAMS for line in object_lines(p)}
     assert {"Pod", "ReplicaSet", "Deployment", "EndpointSlice", "Event", "Lease", "Node",
             "Namespace"} <= kinds
-    # The server's bytes are orjson's bytes for all of them, so "same bytes" is a real test.
+    # The recorded server's bytes are orjson's bytes, so "same bytes" is a real test on them;
+    # the Go-spelled ones are not, so the lean path's own spelling of them is tested too.
     bodies = all_objects()
-    assert all(orjson.dumps(orjson.loads(b)) == b for b in bodies)
+    go = [b for b in bodies if GO_TEXT.encode() in orjson.dumps(orjson.loads(b))]
+    assert len(go) * 2 == len(bodies)
+    assert all((orjson.dumps(orjson.loads(b)) == b) is (b not in go) for b in bodies)
+    assert all(b"\\u0026" in b and b"\\u003c" in b and "ü".encode() in b for b in go)
 
 
-@pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", STREAMS, ids=stream_id)
 @pytest.mark.parametrize("extra", [(), tuple(EXTRA_PATHS), tuple(EXTRA_PATHS + MISMATCHED_PATHS)],
                          ids=["default", "extra-paths", "unlocatable-path"])
 def test_lean_and_full_paths_write_the_same_records(path: Path, extra: tuple[str, ...]) -> None:
@@ -136,7 +163,7 @@ def test_lean_and_full_paths_write_the_same_records(path: Path, extra: tuple[str
         assert codec.encode(a) == codec.encode(b)
 
 
-@pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", STREAMS, ids=stream_id)
 def test_typed_facts_are_the_same_on_both_paths(path: Path) -> None:
     lines = object_lines(path)[:60]
     full = record_stream(lines, full_parse, Redactor(), typed_facts=True).records
@@ -153,13 +180,16 @@ def test_attribution_inputs_are_the_same_on_both_paths() -> None:
 
 
 def test_in_place_redaction_equals_the_full_parse_on_every_recorded_object() -> None:
+    """Byte for byte on what the writer splices (a Go-spelled body re-spelled by the lean
+    decode); the same JSON when spliced in the server's own spelling."""
     bodies = all_objects()
     for paths in ([], EXTRA_PATHS):
         splicer, redactor = SpanRedactor(Redactor(paths).paths), Redactor(paths)
         for body in bodies:
             obj = orjson.loads(body)
             redactor.apply(obj)
-            assert splicer.apply(body) == orjson.dumps(obj)
+            assert splicer.apply(lean.read_object(body).body) == orjson.dumps(obj)
+            assert orjson.loads(splicer.apply(body)) == obj
     assert sum(splicer.apply(b) != b for b in bodies) > len(bodies) // 2  # it did redact
     unlocatable = SpanRedactor(Redactor(MISMATCHED_PATHS).paths)
     assert any(unlocatable.apply(b) is None for b in bodies)  # the writer parses those in full
