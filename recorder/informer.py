@@ -221,10 +221,11 @@ class Informer:
                 rv = meta.get("resourceVersion") or ""
                 yield ListStarted(rv, self._relist_cause, received)
             for obj in page.get("items") or ():
-                obj.setdefault("kind", self.target.kind)
-                obj.setdefault("apiVersion", self.target.api_version)
+                # A list's items carry no kind or apiVersion: the watch's objects open with
+                # them, and a listed object is stored in the same order as a watched one.
                 count += 1
-                yield Listed(obj, received)
+                yield Listed({"kind": self.target.kind, "apiVersion": self.target.api_version,
+                              **obj}, received)
             cont = meta.get("continue")
             if not cont:
                 break

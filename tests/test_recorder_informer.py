@@ -14,6 +14,10 @@ from recorder import informer as inf
 from recorder.informer import Informer, InformerError, InformerSettings
 from recorder.kube.catalogue import Target
 from recorder.kube.client import ApiError, ConnectionLost
+from recorder.writer import Writer
+from schemas.redaction import REDACTED, Redactor
+from tests.recorder_data import GO_TEXT, go_spelled, read_back, with_go_text
+from transports.locallog.sink import LocalLogSink
 
 DATA = Path(__file__).parent / "data" / "recorder"
 PODS = Target("pods", "", "v1", "Pod", True, "capture")
@@ -131,6 +135,52 @@ def test_http_410_on_the_watch_request_also_relists() -> None:
     pages = recorded_list("deployment/pods.pages.json")
     items, _ = run(pages, [ApiError(410, "too old resource version", "Expired")], start_rv="5")
     assert isinstance(items[0], inf.Relist) and isinstance(items[1], inf.ListStarted)
+
+
+def recorded_objects(directory: Path, items: list[inf.Item]) -> list[dict]:
+    """``items`` through a writer into a local log at ``directory``: its object records."""
+    writer = Writer(LocalLogSink(str(directory)), cluster="c", session="s", topic_prefix="t",
+                    redactor=Redactor())
+    key = writer.add_watch(PODS, None).target.key
+    for item in items:
+        writer.handle(key, item)
+    writer.sink.close()
+    return [r for r in read_back(directory)["t.pods"] if r["marker"] is None]
+
+
+def test_objects_in_the_servers_spelling_are_stored_alike_across_a_relist(tmp_path: Path) -> None:
+    """Pods with ``&``, ``<``, ``>`` (Go writes ``\\u0026``…) and a secret env value: watched
+    (lean decode) up to the versions a relist then lists (parsed in full), then watched on.
+    A listed object is stored as the same object watched; attribution across the relist and
+    redaction are those of the same stream in orjson's spelling."""
+    pages = [{**page, "items": [with_go_text(o) for o in page["items"]]}
+             for page in recorded_list("deployment/pods.pages.json")]
+    watched = [orjson.loads(line) for line in recorded_lines(PODS_WATCH)]
+    watched = [{**doc, "object": with_go_text(doc["object"])} for doc in watched]
+    listed_versions = {o["metadata"]["resourceVersion"] for page in pages for o in page["items"]}
+    upto = max(i for i, doc in enumerate(watched)
+               if doc["object"]["metadata"]["resourceVersion"] in listed_versions) + 1
+    gone = recorded_lines("gone/pods.watch.jsonl")
+
+    def relisted(spell, name: str) -> list[dict]:
+        items, _ = run(pages, [[*map(spell, watched[:upto]), *gone], list(map(spell, watched[upto:]))],
+                       start_rv="290")
+        assert sum(isinstance(i, inf.Relist) for i in items) == 1
+        return recorded_objects(tmp_path / name, items)
+
+    go, plain = relisted(go_spelled, "go"), relisted(orjson.dumps, "plain")
+    what = ("type", "uid", "resourceVersion", "component", "attribution", "object")
+    assert [[r[k] for k in what] for r in go] == [[r[k] for k in what] for r in plain]
+    assert len(go) == len(watched)  # the relist found every listed object unchanged
+
+    items, _ = run(pages, [])  # a fresh session lists the same objects: stored as watched
+    listed = {(r["uid"], r["resourceVersion"]): r["object"]
+              for r in recorded_objects(tmp_path / "listed", items)}
+    assert len(listed) == 3
+    assert listed == {key: r["object"] for r in go if (key := (r["uid"], r["resourceVersion"])) in listed}
+    for body in listed.values():
+        assert GO_TEXT.encode() in body and b"\\u0026" not in body
+        assert b"hunter2" not in body and REDACTED.encode() in body
 
 
 def test_expired_continue_token_restarts_the_list() -> None:
