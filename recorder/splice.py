@@ -1,16 +1,16 @@
 """Redaction in place on an object's raw JSON: the values at the redaction paths are found
-as byte spans and replaced, everything else stays the bytes the API server sent.
+as byte spans and replaced, every other byte of the body stays as it is.
 
 The paths (``schemas.redaction``) are merged into one trie, and the trie into one nested
 msgspec type (``Node.compile``): one decode of the body reads exactly the values on the
 paths, as ``msgspec.Raw`` views, and skips everything else in C. A Raw is a view into the
 buffer it was decoded from, so its position is its address minus the buffer's
-(``_address``: msgspec keeps the view's pointer right after the buffer owner; checked at
-import, and ``SpanRedactor.usable`` is False — the writer parses in full — if a msgspec
-version lays it out otherwise). The rules are those of ``Redactor.apply``: a value at a
-path is replaced by ``"ktrace:redacted"`` unless it is null or already redacted; a path
-under a replaced value finds nothing; a value of a type the paths do not expect (a string
-where a path goes deeper) makes ``spans`` None, and the writer uses the full parse.
+(``recorder.rawview``, the one reader of msgspec's private layout; ``SpanRedactor.usable``
+is False — the writer parses in full — if a msgspec version lays it out otherwise). The
+rules are those of ``Redactor.apply``: a value at a path is replaced by
+``"ktrace:redacted"`` unless it is null or already redacted; a path under a replaced value
+finds nothing; a value of a type the paths do not expect (a string where a path goes
+deeper) makes ``spans`` None, and the writer uses the full parse.
 
 The first list along a path (``spec.containers``) is read as one Raw and its redacted bytes
 are remembered by its bytes (``Memo``): an object's containers rarely change between its
@@ -20,10 +20,8 @@ lookup there instead of a walk over every ``env`` value.
 
 from __future__ import annotations
 
-import ctypes
 import keyword
 import re
-import sys
 import threading
 import typing
 from typing import Any, Callable
@@ -31,13 +29,12 @@ from typing import Any, Callable
 import msgspec
 import msgspec.structs
 
+from recorder import rawview
+from recorder.rawview import address, bytes_address
 from schemas.redaction import REDACTED, Segment
 
-_RAW_POINTER_OFFSET = sys.getsizeof(object()) + ctypes.sizeof(ctypes.c_void_p)  # head, owner
-_BYTES_HEADER = sys.getsizeof(b"") - 1  # where a bytes object's data starts (CPython)
 _DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _LIST = msgspec.json.Decoder(list[msgspec.Raw])
-_ROOT = msgspec.json.Decoder(msgspec.Raw)
 _REPLACEMENT = msgspec.json.encode(REDACTED)
 _REPLACEMENT_SIZE = len(_REPLACEMENT)
 #: The longest REDACTED can be written (every character a \uXXXX escape): a longer value,
@@ -47,11 +44,6 @@ _QUOTE = ord('"')
 #: begin, end (replaced by ``_REPLACEMENT``), or begin, end, the bytes that replace them
 Span = tuple[int, int] | tuple[int, int, bytes]
 _OPEN_LIST = ord("[")
-#: Machine words from address 8 on: ``_WORDS[(a - 8) >> 3]`` reads the word at ``a`` (a
-#: pointer index is ~5x cheaper than a ctypes object made per read with ``from_address``).
-_WORD = ctypes.sizeof(ctypes.c_size_t)
-_WORDS = ctypes.cast(_WORD, ctypes.POINTER(ctypes.c_size_t))
-_RAW_WORD = _RAW_POINTER_OFFSET - _WORD  # a Raw's pointer, as an offset from _WORDS
 _NUMBERED = re.compile(r"k\d+")
 
 
@@ -161,41 +153,10 @@ def _merged_type(base: Any, node: Node) -> Any:
     return msgspec.defstruct(base.__name__, fields, rename=_renamed(node), gc=False)
 
 
-def _address(raw: msgspec.Raw) -> int:
-    return _WORDS[(id(raw) + _RAW_WORD) >> 3]
-
-
-def _gate_tokens(paths: list[list[Segment]]) -> tuple[bytes, ...]:
-    """``"key"`` for the last key of each path: a body without any of them has nothing to
-    redact. Without ``\\u`` or ``\\/`` escapes in the body a key can only be written one way,
-    so the test is exact; () (no gate) when some path ends in no plain ASCII key."""
-    tokens = []
-    for path in paths:
-        keys = [arg for kind, arg in path if kind == "key"]
-        if not keys or not keys[-1].isascii() or not keys[-1].isprintable() or any(
-                c in keys[-1] for c in '"\\'):
-            return ()
-        tokens.append(b'"' + keys[-1].encode() + b'"')
-    return tuple(dict.fromkeys(tokens))
-
-
-def _bytes_address(data: bytes) -> int:
-    return id(data) + _BYTES_HEADER
-
-
-def _layout_ok() -> bool:
-    doc = b'{"a":[1,{"b":"xy"}]}'
-    root = _ROOT.decode(doc)
-    inner = _LIST.decode(_DICT.decode(root)["a"])[1]
-    value = _DICT.decode(inner)["b"]
-    return (_RAW_POINTER_OFFSET % _WORD == 0 and _address(root) == _bytes_address(doc)
-            and _address(value) - _address(root) == doc.index(b'"xy"') and len(value) == 4)
-
-
 class SpanRedactor:
     """``apply(body) → body`` with the values at ``paths`` (parsed segments) redacted."""
 
-    usable = _layout_ok()
+    usable = rawview.USABLE
 
     def __init__(self, paths: list[list[Segment]]) -> None:
         self.root = Node()
@@ -205,7 +166,6 @@ class SpanRedactor:
                 node = node.children.setdefault(segment, Node())
             node.leaf = True
         self.root.compile()
-        self._gate = _gate_tokens(paths)
 
     def spans(self, body: bytes) -> list[Span] | None:
         """Byte spans of the values to replace; None when the body does not have the shape
@@ -214,9 +174,6 @@ class SpanRedactor:
             return []
         if type(body) is not bytes:
             body = bytes(body)  # offsets are taken from the bytes object's own buffer
-        if self._gate and not any(token in body for token in self._gate) and not (
-                b"\\u" in body or b"\\/" in body):
-            return []  # no path's last key is in the body (a third of objects: no env)
         try:
             tree = self.root.decoder.decode(body)
         except (msgspec.ValidationError, msgspec.DecodeError):
@@ -237,7 +194,7 @@ class SpanRedactor:
         found: list[Span] = []
         try:
             if tree is not None:
-                self.root.collect(tree, _bytes_address(body), found)
+                self.root.collect(tree, bytes_address(body), found)
         except (msgspec.ValidationError, msgspec.DecodeError):
             return None  # a value below the paths not of the type they expect (spans())
         return _to_replace(found, body)
@@ -277,81 +234,25 @@ def _visit(child: Node) -> Collect:
 
 
 def _keys_collector(node: Node) -> Collect:
-    """A Struct of the wanted keys: visit each one present (fields are None when absent).
-    The steps of keys below it are written out into one function (``_inlined``), so the
-    walk from an object's root to its lists is one call, not one per step; values that end
-    a path are noted inline too (``env[*].value`` is most spans, a call each was most of
-    the walk)."""
-    lines: list[str] = []
-    calls: dict[str, Collect] = {}
-    _inlined(node, "value", 1, lines, calls)
-    namespace: dict[str, Any] = {"_WORDS": _WORDS, "_RAW_WORD": _RAW_WORD, **calls}
-    exec("def collect(value, base, found):\n" + "\n".join(lines), namespace)
-    return namespace["collect"]
-
-
-def _inlined(node: Node, value: str, depth: int, lines: list[str], calls: dict[str, Collect]) -> None:
-    """Source lines visiting the wanted keys of ``node`` in the variable ``value``; steps
-    that are not keys are calls to their collector (named in ``calls``)."""
-    pad = "    " * depth
-    for attr, (_, child) in zip(node.attrs, node.keys):
-        item = f"v{len(lines)}"  # unique: the line it is assigned on
-        lines += [f"{pad}{item} = {value}.{attr}", f"{pad}if {item} is not None:"]
-        if child.leaf:
-            lines += [f"{pad}    begin = _WORDS[(id({item}) + _RAW_WORD) >> 3] - base",
-                      f"{pad}    found.append((begin, begin + len({item})))"]
-        elif child.shape == "keys":
-            _inlined(child, item, depth + 1, lines, calls)
-        else:
-            calls[f"visit_{item}"] = child.collect
-            lines.append(f"{pad}    visit_{item}({item}, base, found)")
-
-
-def _every_collector(node: Node) -> Collect:
-    """``[*]``: every item of a list, every value of a mapping."""
-    item_node = node.every
-    if _ends_in_leaves(item_node):
-        return _every_leaves_collector(item_node.attrs)
-    if item_node.shape == "keys" and len(item_node.keys) == 1:
-        (_, child), = item_node.keys
-        if not child.leaf and child.shape == "every" and _ends_in_leaves(child.every):
-            return _nested_leaves_collector(item_node.attrs[0], child.every.attrs)
-    visit = _visit(item_node)
+    """A Struct of the wanted keys: visit each one present (fields are None when absent)."""
+    visits = [(attr, _visit(child)) for attr, (_, child) in zip(node.attrs, node.keys)]
 
     def collect(value: Any, base: int, found: list[Span]) -> None:
-        for item in value.values() if type(value) is dict else value:
+        for attr, visit in visits:
+            item = getattr(value, attr)
             if item is not None:
                 visit(item, base, found)
     return collect
 
 
-def _every_leaves_collector(names: list[str]) -> Collect:
-    """``[*]`` of Structs whose wanted keys all end a path (``env[*].value``: most spans),
-    walked in one loop."""
+def _every_collector(node: Node) -> Collect:
+    """``[*]``: every item of a list, every value of a mapping."""
+    visit = _visit(node.every)
+
     def collect(value: Any, base: int, found: list[Span]) -> None:
         for item in value.values() if type(value) is dict else value:
             if item is not None:
-                for name in names:
-                    leaf = getattr(item, name)
-                    if leaf is not None:
-                        begin = _WORDS[(id(leaf) + _RAW_WORD) >> 3] - base
-                        found.append((begin, begin + len(leaf)))
-    return collect
-
-
-def _ends_in_leaves(node: Node) -> bool:
-    return node.shape == "keys" and all(child.leaf for _, child in node.keys)
-
-
-def _nested_leaves_collector(key: str, names: list[str]) -> Collect:
-    """``[*].key[*]`` of Structs whose wanted keys all end a path
-    (``containers[*].env[*].value``): a call less per container."""
-    leaves = _every_leaves_collector(names)
-
-    def collect(value: Any, base: int, found: list[Span]) -> None:
-        for outer in value.values() if type(value) is dict else value:
-            if outer is not None and (inner := getattr(outer, key)) is not None:
-                leaves(inner, base, found)
+                visit(item, base, found)
     return collect
 
 
@@ -368,12 +269,12 @@ def _memo_collector(node: Node) -> Collect:
             inner: list[Span] = []
             tree = decode(part)
             if tree is not None:
-                walk(tree, _bytes_address(part), inner)
+                walk(tree, bytes_address(part), inner)
             spans = _to_replace(inner, part)
             redacted = replaced(part, spans) if spans else b""
             memo.put(part, redacted)
         if redacted:
-            begin = _address(value) - base
+            begin = address(value) - base
             found.append((begin, begin + len(part), redacted))
     return collect
 
@@ -394,7 +295,7 @@ def _no_collector(node: Node) -> Collect:
 
 def _leaf(value: msgspec.Raw, base: int, found: list[Span]) -> None:
     """A value at a path: its span; ``_kept`` then leaves out what stays as it is."""
-    begin = _address(value) - base
+    begin = address(value) - base
     found.append((begin, begin + len(value)))
 
 

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
 from recorder import informer as inf
@@ -78,6 +79,11 @@ class Writer:
         # The default paths are located by the lean decode itself (``RawObject.default_spans``).
         self.splicer = (lean.DEFAULT_SPANS if redactor.paths == lean.DEFAULT_SPAN_PATHS
                         else SpanRedactor(redactor.paths))
+        if redactor.paths and not self.splicer.usable:
+            log.warning("msgspec %s does not lay out msgspec.Raw as recorder/rawview.py reads "
+                        "it: every object is redacted by a full parse (the same records, "
+                        "several times the CPU); install msgspec as pyproject.toml pins it",
+                        msgspec.__version__)
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
         self._seq: Counter = Counter()
