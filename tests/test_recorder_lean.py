@@ -221,6 +221,8 @@ ADVERSARIAL = {
         [{"name": "A", "value": "ab"}, {"name": "B", "value": 1234}, {"name": "C", "value": "x" * 14},
          {"name": "D", "value": "ktrace:redactex"}, {"name": "E", "value": "x" * 16}]),
     "values of other types": pod([{"name": "A", "value": 5}, {"name": "B", "value": {"x": [1]}}]),
+    "Go's escapes in values and keys": pod(
+        [{"name": "A", "value": GO_TEXT}, {"name": "B&<>", "value": "<" * 20}], {f"q&{GO_TEXT}": GO_TEXT}),
     "httpHeader with the same name and value": pod(
         [{"name": "H", "value": "v"}],
         nodeName="n1", initContainers=[{"name": "i", "env": [{"name": "H", "value": "v"}],
@@ -237,9 +239,11 @@ def test_in_place_redaction_on_adversarial_objects(name: str, paths: list[str]) 
     splicer = SpanRedactor(Redactor(paths).paths)
     body = orjson.dumps(obj)
     assert splicer.apply(body) == orjson.dumps(expected)
-    # The same object as a server that escapes differently would send it: same content.
-    escaped = body.replace(b"<", b"\\u003c").replace(b"\xc3\x9c", b"\\u00dc")
-    assert orjson.loads(splicer.apply(escaped)) == expected
+    # As the API server sends it (Go's escapes), and as another encoder might (every
+    # non-ASCII character escaped): the same content; the lean decode's spelling, the same bytes.
+    for escaped in (go_spelled(obj), body.replace(b"\xc3\x9c", b"\\u00dc")):
+        assert orjson.loads(splicer.apply(escaped)) == expected
+        assert splicer.apply(lean.read_object(escaped).body) == orjson.dumps(expected)
 
 
 def test_an_already_redacted_value_written_all_in_escapes_stays() -> None:
@@ -270,7 +274,7 @@ def test_remembered_containers_are_redacted_as_on_first_sight() -> None:
         Redactor().apply(expected)
         assert splicer.apply(orjson.dumps(moved)) == orjson.dumps(expected), name
     # A list of the wrong shape is never remembered: each sight takes the full parse.
-    odd = orjson.dumps(pod([], {"value": "past the gate"}, containers="oops"))
+    odd = orjson.dumps(pod([], {"value": "not env"}, containers="oops"))
     assert splicer.apply(odd) is None and splicer.apply(odd) is None
 
 
@@ -300,10 +304,11 @@ def test_a_redacted_value_written_with_escapes_is_left_as_it_is() -> None:
 
 def test_shapes_the_paths_do_not_expect_take_the_full_parse() -> None:
     """env as a string: the typed decode refuses it, the writer parses in full."""
-    obj = pod("A=secret", initContainers=[{"name": "i", "env": [{"name": "B", "value": "secret"}]}])
+    obj = pod("A=secret", {"q": GO_TEXT},
+              initContainers=[{"name": "i", "env": [{"name": "B", "value": GO_TEXT}]}])
     splicer = SpanRedactor(Redactor().paths)
     assert splicer.apply(orjson.dumps(obj)) is None
-    line = orjson.dumps({"type": "ADDED", "object": obj})
+    line = go_spelled({"type": "ADDED", "object": obj})
     full = record_stream([line], full_parse, Redactor()).records
     leaned = record_stream([line], lean_parse, Redactor()).records
     assert full == leaned
@@ -364,10 +369,11 @@ def test_envelope_encoding_is_fastavros_for_any_values(seq, received, rv, size, 
         assert envelope.encode(fitted) == out.getvalue()
 
 
-def test_events_keep_their_kafka_key_without_typed_facts() -> None:
+@pytest.mark.parametrize("spelled", [False, True], ids=["recorded", "go"])
+def test_events_keep_their_kafka_key_without_typed_facts(spelled: bool) -> None:
     """Events are keyed by the object they are about, read from the JSON when no facts."""
-
-    lines = object_lines(ROOT / "tests" / "data" / "recorder" / "deployment" / "events.watch.jsonl")
+    path = ROOT / "tests" / "data" / "recorder" / "deployment" / "events.watch.jsonl"
+    lines = object_lines(GoSpelled(path) if spelled else path)
     typed = record_stream(lines, lean_parse, Redactor(), typed_facts=True).records
     lean_records = record_stream(lines, lean_parse, Redactor()).records
     keys = [topics.key_for(r) for _, r in lean_records]
@@ -377,7 +383,7 @@ def test_events_keep_their_kafka_key_without_typed_facts() -> None:
 
 @pytest.mark.parametrize("escape", [b'"\\u0076alue"', b'"value"'])
 def test_keys_written_with_escapes_are_still_found(escape: bytes) -> None:
-    """The byte gate (skip objects naming no path's last key) never skips these."""
+    """A key spelled with escapes is the same key."""
     obj = pod([{"name": "A", "value": "secret"}], {LAST_APPLIED: "{}"})
     body = orjson.dumps(obj).replace(b'"value"', escape).replace(
         b"kubernetes.io/last", b"kubernetes.io\\/last")
