@@ -82,7 +82,7 @@ class Writer:
         if redactor.paths and not self.splicer.usable:
             log.warning("msgspec %s does not lay out msgspec.Raw as recorder/rawview.py reads "
                         "it: every object is redacted by a full parse (the same records, "
-                        "several times the CPU); install msgspec as pyproject.toml pins it",
+                        "~2.5x the CPU per event); install msgspec as pyproject.toml pins it",
                         msgspec.__version__)
         self.metrics = metrics or Metrics()
         self.states: dict[str, WatchState] = {}
