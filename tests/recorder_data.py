@@ -1,6 +1,6 @@
 """Watch streams recorded from the real control plane (tests/data/recorder/deployment/) as the
-writer takes them, and a local log read back as records per topic: shared by the writer's
-and the checkpointer's tests."""
+writer takes them, a local log read back as records per topic, and objects in the API
+server's spelling of ``&``, ``<``, ``>``: shared by the recorder's tests."""
 
 from __future__ import annotations
 
