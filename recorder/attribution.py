@@ -26,7 +26,8 @@ import operator
 from typing import Any
 
 import msgspec
-import orjson
+
+from recorder import gojson
 
 Obj = dict[str, Any]
 ManagerKey = tuple[str, str, str]  # manager, operation, subresource
@@ -93,7 +94,9 @@ class Prior(msgspec.Struct, gc=False):
 
 
 def digest(value: Any) -> int:
-    return hash(orjson.dumps(value)) if value is not None else 0
+    """A parsed value's hash, of the server's spelling of it: ``lean.observed`` hashes the
+    bytes the server sent, and a LIST's object is compared with the watch's next version."""
+    return hash(gojson.dumps(value)) if value is not None else 0
 
 
 #: One tuple per distinct manager key (a few dozen in a cluster), shared by every Prior.

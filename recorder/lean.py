@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import orjson
 
 from recorder.attribution import Observed, event_reporter, manager_key
 from recorder.splice import Span, SpanRedactor
@@ -170,22 +169,8 @@ def split_line(line: bytes) -> tuple[str, bytes]:
     return event.type, bytes(event.object)
 
 
-#: Go's encoder writes ``&``, ``<``, ``>``, U+2028/9 and invalid UTF-8 as ``\\u`` escapes where
-#: orjson writes the characters; every other escape the two spell alike.
-_UNICODE_ESCAPE = b"\\u"
-
-
 def read_object(body: bytes) -> RawObject:
-    """``body`` decoded lean; LeanMiss when it is not an object of a modelled shape.
-
-    A body with ``\\u`` escapes is first spelled as orjson spells it, as a LIST's objects
-    (parsed in full) are stored: one object is then stored, digested by attribution and
-    redacted alike whether a watch or a relist brought it."""
-    if _UNICODE_ESCAPE in body:
-        try:
-            body = orjson.dumps(orjson.loads(body))
-        except orjson.JSONDecodeError as exc:
-            raise LeanMiss(str(exc)) from exc
+    """``body`` decoded lean; LeanMiss when it is not an object of a modelled shape."""
     if _HEAD_AND_SPANS is not None:
         try:
             head = _HEAD_AND_SPANS.decode(body)

@@ -29,7 +29,7 @@ import msgspec
 import orjson
 
 from recorder import informer as inf
-from recorder import lean, truncation
+from recorder import gojson, lean, truncation
 from recorder.attribution import Attributor, observed
 from recorder.checkpoint import Checkpoint
 from recorder.kube.catalogue import Target
@@ -234,7 +234,7 @@ class Writer:
         else:
             attribution = state.attributor.observe(event_type, observed(obj))
             self.redactor.apply(obj)
-            body = orjson.dumps(obj) if stored else None
+            body = gojson.dumps(obj) if stored else None
         seq = self._next_seq(state.topic)
         if not self.typed_facts and truncation.fits(body, self.sink.max_record_bytes):
             # most records: encoded straight from their fields, with no Record dict
@@ -277,7 +277,7 @@ class Writer:
                 return spliced
         obj = orjson.loads(body)
         self.redactor.apply(obj)
-        return orjson.dumps(obj)
+        return gojson.dumps(obj)
 
     def _typed(self, kind: str, obj: Obj | lean.RawObject, body: bytes | None) -> tuple[Any, Any]:
         """(meta, facts) for ``--typed-facts``, read from the object as stored (redacted)."""

@@ -139,12 +139,12 @@ def test_the_recordings_are_what_the_parity_is_proven_on() -> None:
     kinds = {lean.identity(lean_parse(line).obj)[1] for p in STREAMS for line in object_lines(p)}
     assert {"Pod", "ReplicaSet", "Deployment", "EndpointSlice", "Event", "Lease", "Node",
             "Namespace"} <= kinds
-    # The recorded server's bytes are orjson's bytes, so "same bytes" is a real test on them;
-    # the Go-spelled ones are not, so the lean path's own spelling of them is tested too.
+    # The server's bytes are its spelling of the parsed object, so "same bytes" is a real
+    # test; half of them hold Go's escapes, which orjson alone would spell otherwise.
     bodies = all_objects()
-    go = [b for b in bodies if GO_TEXT.encode() in orjson.dumps(orjson.loads(b))]
+    assert all(go_spelled(orjson.loads(b)) == b for b in bodies)
+    go = [b for b in bodies if orjson.dumps(orjson.loads(b)) != b]
     assert len(go) * 2 == len(bodies)
-    assert all((orjson.dumps(orjson.loads(b)) == b) is (b not in go) for b in bodies)
     assert all(b"\\u0026" in b and b"\\u003c" in b and "ü".encode() in b for b in go)
 
 
@@ -180,16 +180,13 @@ def test_attribution_inputs_are_the_same_on_both_paths() -> None:
 
 
 def test_in_place_redaction_equals_the_full_parse_on_every_recorded_object() -> None:
-    """Byte for byte on what the writer splices (a Go-spelled body re-spelled by the lean
-    decode); the same JSON when spliced in the server's own spelling."""
     bodies = all_objects()
     for paths in ([], EXTRA_PATHS):
         splicer, redactor = SpanRedactor(Redactor(paths).paths), Redactor(paths)
         for body in bodies:
             obj = orjson.loads(body)
             redactor.apply(obj)
-            assert splicer.apply(lean.read_object(body).body) == orjson.dumps(obj)
-            assert orjson.loads(splicer.apply(body)) == obj
+            assert splicer.apply(body) == go_spelled(obj)
     assert sum(splicer.apply(b) != b for b in bodies) > len(bodies) // 2  # it did redact
     unlocatable = SpanRedactor(Redactor(MISMATCHED_PATHS).paths)
     assert any(unlocatable.apply(b) is None for b in bodies)  # the writer parses those in full
@@ -239,11 +236,10 @@ def test_in_place_redaction_on_adversarial_objects(name: str, paths: list[str]) 
     splicer = SpanRedactor(Redactor(paths).paths)
     body = orjson.dumps(obj)
     assert splicer.apply(body) == orjson.dumps(expected)
-    # As the API server sends it (Go's escapes), and as another encoder might (every
-    # non-ASCII character escaped): the same content; the lean decode's spelling, the same bytes.
-    for escaped in (go_spelled(obj), body.replace(b"\xc3\x9c", b"\\u00dc")):
-        assert orjson.loads(splicer.apply(escaped)) == expected
-        assert splicer.apply(lean.read_object(escaped).body) == orjson.dumps(expected)
+    # As the API server sends it (Go's escapes): its own spelling kept; as another encoder
+    # might (every non-ASCII character escaped): the same content.
+    assert splicer.apply(go_spelled(obj)) == go_spelled(expected)
+    assert orjson.loads(splicer.apply(body.replace(b"\xc3\x9c", b"\\u00dc"))) == expected
 
 
 def test_an_already_redacted_value_written_all_in_escapes_stays() -> None:
