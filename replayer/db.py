@@ -14,7 +14,6 @@ import functools
 import hashlib
 import os
 import time
-from importlib import resources
 from typing import Iterator
 
 import duckdb
@@ -36,13 +35,6 @@ LOCK_WAIT_S = 30.0
 
 class DatabaseError(KtraceError):
     """The database file cannot be used (another program's, too new, unreadable)."""
-
-
-def sql_files() -> list[tuple[str, str]]:
-    """(name, text) of the packaged ``sql/NN_name.sql`` files, in order."""
-    folder = resources.files("replayer") / "sql"
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
-    return [(n, (folder / n).read_text(encoding="utf-8")) for n in names]
 
 
 def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
@@ -99,32 +91,42 @@ def sql_digest() -> str:
     the same SQL needs no re-apply (binding every view takes seconds)."""
     digest = hashlib.sha256()
     support = [(n, typed.read_sql(n)) for n in (typed.PARSE, projections.TOUCHED)]
-    for name, text in sql_files() + [(m.table, m.select) for m in typed.models()] + support:
+    models = [(m.name, "\n".join(m.statements())) for m in projections.ordered_models()]
+    for name, text in models + [(m.table, m.select) for m in typed.models()] + support:
         digest.update(name.encode() + b"\0" + text.encode() + b"\0")
     return digest.hexdigest()
 
 
 def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
-    """Run the sql/ files in order, the typed tables created after the shape they read;
-    the database is marked as ktrace's right after the bookkeeping tables exist, so a
-    failing projection cannot leave an unclaimed file behind."""
-    for name, text in sql_files():
-        if name.startswith("10_"):
-            stale = typed.create_tables(con)
-            if stale:
-                raise DatabaseError(f"its tables ({', '.join(stale)}) were made by another "
-                                    "ktrace: load it again with `ktrace replay … --rebuild` "
-                                    "(the recording is the source of truth)")
+    """Make every model in dependency order (projections.py), the typed tables all at once
+    where the first is due; the database is marked as ktrace's as soon as ``ktrace_meta``
+    exists, so a failing projection cannot leave an unclaimed file behind."""
+    typed_made = False
+    for name in projections.order():
+        model = projections.models().get(name)
+        if model is None:  # a typed table
+            typed_made = typed_made or _make_typed_tables(con)
+            continue
         try:
-            con.execute(text)
+            for statement in model.statements():
+                con.execute(statement)
         except duckdb.Error as exc:
             raise DatabaseError(f"projection {name} failed: {exc}") from exc
-        if name.startswith("00_"):
+        if name == "ktrace_meta":
             con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES ('application', ?), "
                         "('schema_version', ?)", [APPLICATION, str(SCHEMA_VERSION)])
     set_meta(con, SQL_DIGEST_KEY, sql_digest())
     projections.rescope_all(con)  # the projection tables were made again, empty
     projections.refresh(con)
+
+
+def _make_typed_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    stale = typed.create_tables(con)
+    if stale:
+        raise DatabaseError(f"its tables ({', '.join(stale)}) were made by another "
+                            "ktrace: load it again with `ktrace replay … --rebuild` "
+                            "(the recording is the source of truth)")
+    return True
 
 
 def meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:

@@ -18,7 +18,7 @@ import os
 
 import duckdb
 
-from replayer import db
+from replayer import db, projections
 from schemas.errors import KtraceError
 
 MANIFEST = "manifest.json"
@@ -72,10 +72,10 @@ def open_parquet(directory: str) -> duckdb.DuckDBPyConnection:
         con.execute("SET allowed_directories = [?]", [directory + os.sep])
         for table, spec in manifest["tables"].items():
             con.execute(f'CREATE VIEW "{table}" AS {_reader(directory, table, spec)}')
-        for name, text in db.sql_files():
-            for statement in duckdb.extract_statements(text):
-                if not _makes_table(statement.query):
-                    con.execute(statement.query)
+        for model in projections.ordered_models():
+            if model.materialisation in ("view", "macro"):
+                for statement in model.statements():
+                    con.execute(statement)
     except duckdb.Error as exc:
         con.close()
         raise ExportError(f"{directory} cannot be read as a ktrace export: "
@@ -117,14 +117,6 @@ def _manifest(directory: str) -> dict:
                           f"{manifest.get('schema_version')}; this ktrace reads "
                           f"{db.SCHEMA_VERSION}: export it again from its database")
     return manifest
-
-
-def _makes_table(sql: str) -> bool:
-    """Statements of the sql/ files that create or fill tables: an export already holds
-    the tables (as views), only the views and macros are wanted."""
-    code = [line for line in sql.splitlines() if not line.lstrip().startswith("--")]
-    words = " ".join(" ".join(code).split()).upper()
-    return words.startswith(("CREATE TABLE", "CREATE OR REPLACE TABLE", "INSERT", "CREATE TEMP TABLE"))
 
 
 def _quote(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from replayer import db
+from replayer import db, projections
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "causes.md"
@@ -73,15 +73,16 @@ def _code(cell: str) -> str:
 
 def sql_vocabulary(tmp_path: Path) -> set[str]:
     """The causes the SQL can name: the seed tables of an empty database, and the causes
-    the deletion analysis names in its SQL (stuck_at's rows exist only over data)."""
+    any model names in its SQL (the analyses' rows exist only over data)."""
     con = db.open_db(str(tmp_path / "empty.duckdb"))
     try:
         seeded = {r[0] for r in con.execute(
             "SELECT cause FROM cause_scores UNION SELECT cause FROM cause_advice").fetchall()}
     finally:
         con.close()
-    stuck = dict(db.sql_files())["60_stuck.sql"]
-    return seeded | set(re.findall(r"'([a-z_]+)' AS cause\b", stuck))
+    named = {c for m in projections.models().values()
+             for c in re.findall(r"'([a-z_]+)' AS cause\b", m.body)}
+    return seeded | named
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The SQL parsers of Kubernetes messages (sql/15_messages.sql) against a corpus of real
+"""The SQL parsers of Kubernetes messages (sql/scheduling_reasons.sql, …) against a corpus of real
 messages from public issue threads and the Kubernetes sources, 1.13–1.37
 (tests/data/public/messages.jsonl, provenance in tests/data/public/SOURCES.md). The expected
 facts there were written from the messages, not from ktrace."""
@@ -83,7 +83,7 @@ def test_kubelet_failures_name_their_cause(con, line: dict):
                          ids=lambda x: x["message"][:60])
 def test_image_pull_sub_reasons(con, line: dict):
     """The sub-reason read from the kubelet's reason and the registry's message
-    (image_pull_patterns in sql/58_causes.sql)."""
+    (sql/image_pull_patterns.sql)."""
     got = con.execute("SELECT image_pull_sub(?, ?)", [line["reason"], line["message"]]).fetchone()[0]
     assert got == line["expected"]["image_pull_sub"]
 

@@ -1,7 +1,8 @@
 """Recorder sessions that overlap in time — shards by kind or namespace, a rolling update of
 the recorder — on small recorded streams: unseen stretches per topic from every session
 covering it, each (session, topic) its own sequence, and one version per object version
-however many sessions recorded it (sql/50_gaps.sql, the loader's duplicate check).
+however many sessions recorded it (sql/session_stretches.sql, sql/sequence_holes.sql, the loader's
+duplicate check).
 
 The streams are written as the recorder writes them (SESSION_START with its watch keys on
 every topic at seq 0, objects, SESSION_END), interleaved by receive time as one Kafka

@@ -1,0 +1,20 @@
+-- model: seed
+-- Sub-reasons with their own advice: a finding whose detail starts with "<sub> — " gets this
+-- advice instead of its cause's (`ktrace explain`). An init container's failure is named by
+-- its own cause (e.g. run_container_error), whose advice applies.
+(cause VARCHAR, sub VARCHAR, advice VARCHAR,
+                                             PRIMARY KEY (cause, sub))
+VALUES
+    ('image_pull', 'not_found', 'the registry has no such image or tag: check the name and tag (and the architecture) in the message'),
+    ('image_pull', 'repository_missing', 'the repository does not exist at that registry (or is private and hides itself): check the image path, or add a pull secret'),
+    ('image_pull', 'unauthorized', 'the registry refused the credentials: add or fix the pull secret (imagePullSecrets or the ServiceAccount''s)'),
+    ('crash_loop', 'liveness_probe', 'the kubelet restarts the container because its liveness probe fails (exit 137 is its kill, not a crash): check what the probe calls and its timeouts; a slow start needs a startupProbe, not a laxer liveness probe'),
+    ('crash_loop', 'startup_probe', 'the container does not pass its startup probe in time and is restarted: raise failureThreshold × periodSeconds to cover the real start, or fix what the probe calls'),
+    ('image_pull', 'registry_unreachable', 'the node cannot reach the registry (DNS, connection or TLS, in the message): check the node''s DNS and egress to the registry, or a mirror'),
+    ('image_pull', 'rate_limited', 'the registry rate-limits pulls: authenticate the pulls, use a mirror or pre-pull the image'),
+    ('image_pull', 'invalid_name', 'the image reference is not valid: fix its spelling (registry/path:tag or @sha256:digest)'),
+    ('image_pull', 'never_pull', 'imagePullPolicy is Never and the image is not on the node: load it onto the node or change the policy'),
+    ('image_pull', 'back_off', 'the kubelet is waiting before the next pull attempt; the earlier failure''s message says why (not recorded here)'),
+    ('sandbox', 'cni', 'the network plugin failed to set up the pod''s network: check the CNI plugin''s pods and logs on the node named above'),
+    ('sandbox', 'runtime_handler', 'the container runtime on the node has no handler for the pod''s RuntimeClass: configure it there, or use another RuntimeClass'),
+    ('evicted', 'node_condition', 'the kubelet refused the pod because the node was under the pressure named above: wait for it to clear, or place the pod elsewhere')

@@ -1,0 +1,324 @@
+-- model: macro(ts, threshold_s := 60); depends: cause_scores, conditions, container_failure, container_line, containers, event_line, failure_covers, gap_hides, gap_label, image_pull_sub, k8s_events, kubelet_failure, node_health_at, node_pressure_at, node_problem, owner_refs, pods, raw_events, sandbox_sub, scheduling_reasons, span_label, state_at, unseen_stretches, workloads
+-- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready —
+-- `pending` (not scheduled or containers not started), `not_ready` (running but not
+-- Ready) or `unknown` (no status recorded: reported only on evidence of a failure) — for
+-- longer than threshold_s, or at once when the evidence shows a failure (a cause scored 50 or more: an image that cannot be pulled
+-- does not need a minute to be conclusive). Each has ranked causes from cause_scores, each
+-- with its evidence records and the message that decides it (a container's waiting
+-- message, its last run's termination reason, exit code and message, the Events' text
+-- deduplicated with their count and first/last time). Pods being deleted are stuck_at's;
+-- finished pods (Succeeded, Failed — evicted, rejected at admission) are not stuck: they
+-- are pod_outcomes_at's. Documented in docs/projections.md.
+WITH live_pods AS MATERIALIZED (
+    SELECT l.uid, l.cluster, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
+           p.phase, p.node_name, p.claim_names, p.scheduling_gates
+    FROM state_at(ts) l JOIN pods p USING (event_id)
+    WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
+      AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
+-- their conditions and container readiness, in one pass each
+pod_conditions AS (
+    SELECT c.event_id, any_value(c.status) FILTER (WHERE c.type = 'Ready') AS ready,
+           any_value(c.last_transition) FILTER (WHERE c.type = 'Ready') AS ready_transition,
+           -- (the fields read, not the whole row: every column of every condition
+           -- row packed into a struct cost a third of not_running_at at 1M events)
+           any_value({'status': c.status, 'reason': c.reason, 'message': c.message})
+               FILTER (WHERE c.type = 'PodScheduled') AS scheduled,
+           count(*) AS conditions
+    FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live_pods) GROUP BY c.event_id),
+pod_containers AS (
+    SELECT k.event_id, CASE WHEN bool_and(k.ready) THEN 'True' END AS all_ready
+    FROM containers k WHERE NOT k.init AND k.event_id IN (SELECT event_id FROM live_pods)
+    GROUP BY k.event_id),
+pod AS (
+    SELECT l.*,
+           -- a capture without conditions: Ready when every container says ready
+           coalesce(c.ready, k.all_ready) AS ready_status,
+           c.ready_transition, c.scheduled, coalesce(c.conditions, 0) AS conditions
+    FROM live_pods l LEFT JOIN pod_conditions c USING (event_id)
+    LEFT JOIN pod_containers k USING (event_id)),
+stuck AS (
+    SELECT *, coalesce(ready_transition, created_at, received_at) AS since,
+           CASE WHEN phase = 'Running' AND ready_status = 'False' THEN 'not_ready'
+                WHEN phase = 'Running' THEN 'unknown'
+                WHEN phase = 'Pending' OR node_name IS NOT NULL OR conditions > 0 THEN 'pending'
+                ELSE 'unknown' END AS problem
+    FROM pod
+    WHERE ready_status IS DISTINCT FROM 'True'),
+events AS (
+    SELECT s.uid, e.reason, e.message, e.type, e.event_id, e.count,
+           e.regarding_field_path AS field_path,
+           coalesce(e.first_time, e.last_time, r.received_at) AS first_at,
+           coalesce(e.last_time, r.received_at) AS event_at,
+           -- an Event object's count is cumulative: its latest version counts
+           row_number() OVER (PARTITION BY coalesce(e.uid, e.event_id::VARCHAR)
+                              ORDER BY r.received_at DESC, e.event_id DESC) = 1 AS latest
+    FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
+    JOIN raw_events r ON r.event_id = e.event_id
+    WHERE r.received_at <= ts),
+-- the earliest evidence of the stretch: a Warning about the pod still being reported when
+-- the stretch began started its series earlier (a capture that begins late, a List import,
+-- a pod first seen mid-life: the pod's own records start after the Events' first time)
+earliest AS (
+    SELECT s.uid, min(coalesce(e.first_time, e.last_time, r.received_at)) AS first_at
+    FROM stuck s JOIN k8s_events e ON e.regarding_uid = s.uid
+    JOIN raw_events r ON r.event_id = e.event_id
+    WHERE r.received_at <= ts AND e.type = 'Warning'
+      AND coalesce(e.last_time, r.received_at) >= s.since
+    GROUP BY s.uid),
+-- one group per (pod, reason, message): the text once, with its count and first/last
+-- time, and the failure it names (classified once here, not at each place that compares it)
+event_groups AS (
+    SELECT *, kubelet_failure(reason, message) AS failure,
+           -- "Error: ErrImagePull" only repeats a reason; the text beside it decides
+           regexp_full_match(message, 'Error: \w+') AS bare,
+           event_line(reason, message, count, first_at, last_at) AS line
+    FROM (SELECT uid, reason, message, any_value(field_path) AS field_path, any_value(type) AS type,
+                 sum(count) FILTER (WHERE latest)::INTEGER AS count,
+                 min(first_at) AS first_at, max(event_at) AS last_at,
+                 list(event_id ORDER BY event_at DESC, event_id DESC)[1:3] AS ids
+          FROM events GROUP BY uid, reason, message)),
+-- each reason's last Event
+last_event AS (
+    SELECT uid, reason, arg_max(message, last_at) AS message, min(first_at) AS first_at,
+           max(last_at) AS last_at, sum(count)::INTEGER AS count,
+           flatten(list(ids ORDER BY last_at DESC))[1:3] AS ids
+    FROM event_groups GROUP BY uid, reason),
+-- the Events naming each failure: their deduplicated lines (the decisive ones, not a
+-- bare "Error: <reason>" when there is more) and every message, for sub-reasons
+failure_events AS (
+    SELECT uid, failure,
+           coalesce(list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
+                         ORDER BY last_at DESC, reason, message) FILTER (WHERE NOT bare),
+                    list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
+                         ORDER BY last_at DESC, reason, message)) AS items,
+           string_agg(message, ' ') AS messages,
+           flatten(list(ids ORDER BY last_at DESC, reason, message)) AS ids
+    FROM event_groups WHERE failure IS NOT NULL GROUP BY uid, failure),
+box AS (
+    SELECT s.uid, k.* EXCLUDE (event_id, uid)
+    FROM stuck s JOIN containers k USING (event_id)),
+c_unschedulable AS (
+    SELECT s.uid, 'unschedulable' AS cause,
+           concat_ws(' — ',
+               array_to_string(list_distinct([x.category FOR x IN
+                   scheduling_reasons(coalesce(e.message, s.scheduled.message)).reasons]), ', '),
+               coalesce(e.message, s.scheduled.message))
+           -- how long the scheduler has been saying so
+           || coalesce('; FailedScheduling' || CASE WHEN e.count > 1 THEN ' ×' || e.count ELSE '' END
+                       || ', ' || span_label(e.first_at, e.last_at), '') AS detail,
+           [s.event_id] || coalesce(e.ids, []) AS evidence
+    FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
+    WHERE s.node_name IS NULL AND s.scheduled.reason IS DISTINCT FROM 'SchedulingGated'
+      AND (s.scheduled.status = 'False' OR e.uid IS NOT NULL)),
+-- held on purpose (KEP-3521): not a failure, named with its gates
+c_gated AS (
+    SELECT s.uid, 'scheduling_gated' AS cause,
+           concat_ws(' — ', 'waiting on scheduling gates '
+                            || coalesce(nullif(array_to_string(s.scheduling_gates, ', '), ''),
+                                        '(not recorded)'),
+                     'PodScheduled=False SchedulingGated', s.scheduled.message) AS detail,
+           [s.event_id] AS evidence
+    FROM stuck s
+    WHERE s.node_name IS NULL AND s.scheduled.reason = 'SchedulingGated'),
+c_waiting AS (
+    SELECT b.uid, container_failure(b.state, b.reason, b.exit_code, b.last_reason,
+                                    b.last_exit_code, b.restart_count) AS cause, b.*
+    FROM box b WHERE NOT b.init OR b.sidecar),
+-- the memory limit of an OOM-killed container and what the owner's recorded template
+-- versions say of it (the pod's controller, or that controller's: ReplicaSet → Deployment)
+owner_chain AS (
+    SELECT s.uid, o.owner_uid, o.owner_kind || '/' || o.owner_name AS owner, 1 AS depth
+    FROM stuck s JOIN owner_refs o ON o.event_id = s.event_id AND o.controller
+    WHERE s.uid IN (SELECT uid FROM c_waiting WHERE cause = 'oom_killed')),
+owner_versions AS (
+    SELECT c.uid, c.owner, c.depth, r.received_at, r.event_id, w.template_memory_limits
+    FROM owner_chain c JOIN raw_events r ON r.uid = c.owner_uid AND r.received_at <= ts
+    JOIN workloads w USING (event_id)
+    UNION ALL
+    SELECT c.uid, o.owner_kind || '/' || o.owner_name, 2, r.received_at, r.event_id,
+           w.template_memory_limits
+    FROM owner_chain c
+    JOIN (SELECT uid, arg_max(event_id, received_at) AS event_id FROM raw_events
+          WHERE received_at <= ts AND uid IN (SELECT owner_uid FROM owner_chain)
+          GROUP BY uid) l ON l.uid = c.owner_uid
+    JOIN owner_refs o ON o.event_id = l.event_id AND o.controller
+    JOIN raw_events r ON r.uid = o.owner_uid AND r.received_at <= ts
+    JOIN workloads w ON w.event_id = r.event_id),
+oom_limits AS (
+    SELECT w.uid, w.name,
+           coalesce(any_value(w.memory_limit), CASE WHEN bool_or(w.in_spec) THEN 'none'
+                                                    ELSE 'unknown (its spec was not recorded)' END)
+               AS memory_limit,
+           -- the top owner's template: its versions' limits for this container, in order
+           arg_max(v.owner, v.depth) AS owner,
+           list({'at': v.received_at, 'limit': v.template_memory_limits[w.name],
+                 'id': v.event_id} ORDER BY v.received_at, v.event_id)
+               FILTER (WHERE v.depth = (SELECT max(depth) FROM owner_versions x
+                                        WHERE x.uid = w.uid)) AS history,
+           any_value(s.created_at) AS created_at,
+           EXISTS (SELECT 1 FROM owner_chain c WHERE c.uid = w.uid) AS has_owner
+    FROM c_waiting w JOIN stuck s USING (uid) LEFT JOIN owner_versions v ON v.uid = w.uid
+    WHERE w.cause = 'oom_killed' GROUP BY w.uid, w.name),
+oom_notes AS (
+    SELECT uid, name, 'memory limit ' || memory_limit || '; ' ||
+           CASE WHEN NOT has_owner THEN 'no owner recorded: the pod''s own spec sets it'
+                WHEN owner IS NULL THEN 'whether the owner''s template changed it: unknown '
+                                        || '(the owner''s versions were not recorded)'
+                WHEN len(list_distinct([h.limit FOR h IN history])) > 1
+                     OR (list_distinct([h.limit FOR h IN history]) <> [memory_limit])
+                    -- each change once (a rollout writes many versions of one template)
+                    THEN owner || '''s template set it ' || array_to_string(
+                        [coalesce(h.limit, 'none') || ' at ' || strftime(h.at, '%Y-%m-%dT%H:%M:%SZ')
+                         FOR h, i IN history
+                         IF i = 1 OR h.limit IS DISTINCT FROM history[i - 1].limit], ', then ')
+                ELSE owner || '''s template unchanged in the recording since '
+                     || strftime(history[1].at, '%Y-%m-%dT%H:%M:%SZ')
+                     || CASE WHEN history[1].at > created_at
+                             THEN '; before that (when the pod began) unknown' ELSE '' END
+           END AS note,
+           [h.id FOR h IN history][-1:] AS ids
+    FROM oom_limits),
+-- restarts the kubelet made for a failing liveness or startup probe (kuberuntime_manager:
+-- Killing "Container x failed liveness probe, will be restarted"; prober: Unhealthy
+-- "Liveness probe failed: …"): the container's exit 137 is the kubelet's kill, not a crash
+probe_kills AS (
+    SELECT uid, CASE WHEN bool_or(message ILIKE '%failed liveness probe%') THEN 'liveness_probe'
+                     ELSE 'startup_probe' END AS sub,
+           string_agg(line, '; ' ORDER BY reason, last_at DESC) AS lines,
+           flatten(list(ids ORDER BY reason, last_at DESC)) AS ids
+    FROM event_groups
+    WHERE (reason = 'Killing' AND regexp_matches(message, '^Container \S+ failed (liveness|startup) probe'))
+       OR (reason = 'Unhealthy' AND regexp_matches(message, '^(Liveness|Startup) probe'))
+    GROUP BY uid HAVING bool_or(reason = 'Killing')),
+c_containers AS (
+    SELECT uid, cause,
+           CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
+                      WHEN 'crash_loop' THEN coalesce(probe_sub || ' — ', '')
+                ELSE '' END || detail || coalesce('; ' || probe_lines, '')
+           -- the Events' lines that say more than the container status already does
+           || coalesce('; ' || nullif(array_to_string([i.line FOR i IN coalesce(items, [])
+                                                       IF NOT contains(detail, i.text)], '; '),
+                                      ''), '') AS detail,
+           evidence
+    FROM (SELECT w.uid, w.cause, min(w.reason) AS reason,
+                 concat_ws(' ', string_agg(w.message, ' '), any_value(fe.messages)) AS messages,
+                 string_agg(container_line(w) || coalesce('; ' || o.note, ''), '; '
+                            ORDER BY w.name) AS detail,
+                 any_value(fe.items) AS items,
+                 any_value(pk.sub) AS probe_sub, any_value(pk.lines) AS probe_lines,
+                 [any_value(s.event_id)] || coalesce(any_value(fe.ids), [])
+                     || coalesce(flatten(list(o.ids)), []) || coalesce(any_value(pk.ids), [])
+                     AS evidence
+          FROM c_waiting w JOIN stuck s USING (uid)
+          LEFT JOIN failure_events fe ON fe.uid = w.uid AND failure_covers(w.cause, fe.failure)
+          LEFT JOIN oom_notes o ON o.uid = w.uid AND o.name = w.name
+          LEFT JOIN probe_kills pk ON pk.uid = w.uid AND w.cause = 'crash_loop'
+          WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause)),
+-- an init container's Events: the kubelet names it in fieldPath or in the message
+init_events AS (
+    SELECT b.uid, b.name, string_agg(g.line, '; ' ORDER BY g.last_at DESC, g.reason) AS lines,
+           flatten(list(g.ids ORDER BY g.last_at DESC, g.reason)) AS ids
+    FROM box b JOIN event_groups g ON g.uid = b.uid
+         AND (g.field_path = 'spec.initContainers{' || b.name || '}'
+              OR contains(g.message, 'container ' || b.name || ' ')
+              OR contains(g.message, 'container=' || b.name || ' '))
+    WHERE b.init AND NOT b.sidecar AND g.type = 'Warning'
+    GROUP BY b.uid, b.name),
+-- the kubelet's Failed/BackOff Events name a cause the recorded status may not show
+c_kubelet_events AS (
+    SELECT e.uid, e.failure AS cause,
+           CASE e.failure WHEN 'image_pull' THEN image_pull_sub(NULL, e.messages) || ' — '
+                ELSE '' END || array_to_string([i.line FOR i IN e.items], '; ') AS detail,
+           e.ids AS evidence
+    FROM failure_events e
+    WHERE NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = e.uid
+                      AND failure_covers(w.cause, e.failure))
+      -- an init container's failures are the init_container cause
+      AND NOT EXISTS (SELECT 1 FROM box b WHERE b.uid = e.uid AND b.init AND NOT b.sidecar
+                      AND (contains(e.messages, 'container ' || b.name || ' ')
+                           OR contains(e.messages, 'container=' || b.name || ' ')))),
+c_init AS (
+    SELECT b.uid, 'init_container' AS cause,
+           string_agg(coalesce(container_failure(b.state, b.reason, b.exit_code, b.last_reason,
+                                                 b.last_exit_code, b.restart_count),
+                               CASE WHEN b.state = 'terminated' THEN 'failed'
+                                    ELSE coalesce(b.state, 'waiting') END)
+                      || ' — init container ' || container_line(b)
+                      || coalesce('; ' || ie.lines, ''), '; ' ORDER BY b.name) AS detail,
+           [any_value(s.event_id)] || coalesce(flatten(list(ie.ids)), []) AS evidence
+    FROM box b JOIN stuck s USING (uid)
+    LEFT JOIN init_events ie ON ie.uid = b.uid AND ie.name = b.name
+    WHERE b.init AND NOT b.sidecar AND s.problem = 'pending'
+      AND (b.state IS DISTINCT FROM 'terminated' OR b.exit_code IS DISTINCT FROM 0)
+    GROUP BY b.uid),
+c_events AS (
+    SELECT e.uid,
+           CASE WHEN e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
+                    THEN 'volume_mount'
+                WHEN e.reason = 'FailedCreatePodSandBox' THEN 'sandbox'
+                WHEN e.reason = 'Unhealthy' THEN 'readiness' END AS cause,
+           CASE WHEN bool_or(e.reason = 'FailedCreatePodSandBox')
+                THEN sandbox_sub(string_agg(e.message, ' ')) || ' — ' ELSE '' END
+           || string_agg(e.line, '; ' ORDER BY e.reason, e.last_at DESC, e.message) AS detail,
+           flatten(list(e.ids ORDER BY e.reason, e.last_at DESC, e.message)) AS evidence
+    FROM event_groups e JOIN stuck s USING (uid)
+    WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy',
+                       'FailedCreatePodSandBox')
+      -- liveness and startup probe failures restart the container (probe_kills), they are
+      -- not why a running pod is not Ready
+      AND NOT (e.reason = 'Unhealthy' AND regexp_matches(e.message, '^(Liveness|Startup) probe'))
+    GROUP BY e.uid, 2),
+c_readiness_silent AS (
+    SELECT s.uid, 'readiness' AS cause,
+           'containers running but the pod is not Ready; no probe failure Events seen' AS detail,
+           [s.event_id] AS evidence
+    FROM stuck s
+    WHERE s.problem = 'not_ready'
+      AND NOT EXISTS (SELECT 1 FROM c_waiting w WHERE w.uid = s.uid AND w.cause IS NOT NULL)
+      AND NOT EXISTS (SELECT 1 FROM last_event e WHERE e.uid = s.uid AND e.reason = 'Unhealthy')),
+c_node AS (
+    SELECT s.uid, 'node_not_ready' AS cause, node_problem(s.node_name, n) AS detail,
+           [x FOR x IN [s.event_id, n.event_id, n.lease_event_id] IF x IS NOT NULL] AS evidence
+    FROM stuck s JOIN node_health_at(ts) n ON n.cluster = s.cluster AND n.name = s.node_name
+    WHERE n.not_ready OR n.deleted),
+c_node_pressure AS (
+    SELECT s.uid, 'node_pressure' AS cause, p.detail, [s.event_id, p.event_id] AS evidence
+    FROM stuck s JOIN node_pressure_at(ts) p ON p.cluster = s.cluster AND p.name = s.node_name),
+c_gap AS (
+    SELECT s.uid, 'recording_gap' AS cause,
+           string_agg(gap_label(g.type, g.start_at, g.end_at), '; '
+                      ORDER BY g.start_at, g.type) AS detail,
+           list(g.evidence_event_id ORDER BY g.start_at, g.type) AS evidence
+    FROM stuck s JOIN unseen_stretches g
+      ON gap_hides(g, s, ts)
+    GROUP BY s.uid),
+causes AS (
+    SELECT * FROM c_unschedulable UNION ALL SELECT * FROM c_gated
+    UNION ALL SELECT * FROM c_containers
+    UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init
+    UNION ALL SELECT * FROM c_events
+    UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
+    UNION ALL SELECT * FROM c_node_pressure UNION ALL SELECT * FROM c_gap),
+found AS (
+    SELECT s.uid, coalesce(c.cause, CASE WHEN s.node_name IS NOT NULL THEN 'starting'
+                                         ELSE 'unknown' END) AS cause,
+           coalesce(c.detail, CASE WHEN s.node_name IS NOT NULL
+                                   THEN 'scheduled to ' || s.node_name
+                                        || '; no container failure seen yet'
+                                   ELSE 'no evidence in the recording' END) AS detail,
+           coalesce(c.evidence, [s.event_id]) AS evidence
+    FROM stuck s LEFT JOIN causes c USING (uid)),
+ranked AS (
+    SELECT f.*, cs.score FROM found f JOIN cause_scores cs USING (cause))
+SELECT 'Pod' AS kind, s.namespace, s.name, s.uid, s.problem,
+       least(s.since, el.first_at) AS since,
+       epoch(ts - least(s.since, el.first_at)) AS stuck_for_s, s.node_name AS node,
+       list(r.cause ORDER BY r.score DESC, r.cause)[1] AS top_cause,
+       list({'cause': r.cause, 'score': r.score, 'detail': r.detail, 'evidence': r.evidence}
+            ORDER BY r.score DESC, r.cause) AS causes,
+       s.event_id AS evidence_event_id
+FROM stuck s JOIN ranked r USING (uid) LEFT JOIN earliest el USING (uid)
+GROUP BY ALL
+-- a pod whose status was not recorded is reported only on evidence of a failure
+HAVING (epoch(ts - least(s.since, el.first_at)) > threshold_s AND s.problem <> 'unknown')
+    OR max(r.score) >= 50

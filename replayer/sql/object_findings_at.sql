@@ -1,0 +1,259 @@
+-- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, owner_refs, pods, raw_events, state_at, versions_at, volumes, workloads
+-- object_findings_at(ts, threshold_s := 60): what each workload and storage object is at
+-- ts, one row per finding, the decisive message in `detail` and the records that show it in
+-- `evidence`. `stuck` is true where the object cannot get on by itself (what problems_at
+-- lists); false for a finished or waiting state — a Job that failed or completed, a
+-- suspended Job, a claim waiting for its first consumer, a released volume — which is never
+-- stuck but explained all the same. Findings (cause, from cause_scores; `state` names it
+-- where no cause applies):
+--   not_created: a ReplicaSet, Job, StatefulSet or DaemonSet with fewer pods than desired
+--     whose controller reports FailedCreate Events (quota, admission webhook, Pod Security,
+--     a missing ServiceAccount) or a ReplicaFailure condition — unless a later
+--     SuccessfulCreate of a pod resolved it or the Job has finished (then it is history);
+--   rollout_stalled: a Deployment whose Progressing condition is False with reason
+--     ProgressDeadlineExceeded;
+--   job_failed: a Job's Failed condition (or the job-controller's Warning Event of the same
+--     reason): BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy,
+--     MaxFailedIndexesExceeded, FailedIndexes — with its last failed pod, exit code and
+--     message; state `complete` for a Complete condition (or the Completed Event);
+--   job_suspended: a Job with Suspended=True (or spec.suspend);
+--   statefulset_update_held: a StatefulSet whose updateRevision is not its currentRevision,
+--     not every pod updated, a pod of it not Ready, and no status change for threshold_s
+--     (the controller updates one pod at a time and waits for each to be Running and Ready);
+--   daemonset_pods_missing: a DaemonSet with fewer pods available than desired (one per
+--     eligible node) and no status change for threshold_s, with the controller's latest
+--     Warning (FailedCreate, FailedPlacement, FailedDaemonPod);
+--   storage_class_missing / provisioning_failed / external_provisioning /
+--     waiting_for_consumer: a Pending PersistentVolumeClaim, by the PV controller's latest
+--     Event about it (ProvisioningFailed naming a StorageClass not found / other
+--     ProvisioningFailed or FailedBinding / ExternalProvisioning / WaitForFirstConsumer or
+--     WaitForPodScheduled);
+--   pvc_lost: a claim in phase Lost (ClaimLost); pv_released: a volume Released by its
+--     claim (reclaim policy Retain: an administrator must act — stuck only with policy
+--     Delete, past threshold_s: its deleter has not removed it); pv_failed: a volume in
+--     phase Failed (VolumeFailedDelete, VolumeFailedRecycle).
+-- `since` is the earliest evidence of the state: the condition's lastTransitionTime, the
+-- deciding Event's first time, the current status's first receipt.
+-- Documented in docs/projections.md.
+WITH live AS MATERIALIZED (
+    SELECT l.kind, l.namespace, l.name, l.uid, l.event_id, l.received_at, l.created_at,
+           w.replicas, w.status_replicas, w.updated_replicas, w.ready_replicas,
+           w.available_replicas, w.suspend, w.failed_pods, w.backoff_limit,
+           w.current_revision, w.update_revision
+    FROM state_at(ts) l JOIN workloads w USING (event_id)
+    -- (the kinds judged below, filtered in the scan: most live objects are Events)
+    WHERE l.kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet', 'Deployment')),
+conds AS (
+    SELECT c.uid, c.type, c.status, c.reason, c.message, c.last_transition
+    FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live)),
+-- Events about the objects judged, received by ts: per object and reason, the latest
+-- message, the first and last time and how often it was reported
+object_events AS MATERIALIZED (
+    SELECT e.regarding_uid AS uid, e.reason, any_value(e.type) AS event_type,
+           arg_max(e.message, coalesce(e.last_time, r.received_at)) AS message,
+           min(coalesce(e.first_time, r.received_at)) AS first_at,
+           max(coalesce(e.last_time, e.first_time, r.received_at)) AS last_at,
+           sum(e.count) FILTER (WHERE r.is_last) AS count,
+           list(e.event_id ORDER BY e.event_id DESC)[1:3] AS ids
+    FROM (SELECT e.*, r.received_at,
+                 row_number() OVER (PARTITION BY e.uid ORDER BY e.event_id DESC) = 1 AS is_last
+          FROM k8s_events e JOIN raw_events r USING (event_id)
+          WHERE r.received_at <= ts
+            AND e.regarding_kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet',
+                                     'Deployment', 'PersistentVolumeClaim', 'PersistentVolume')) r
+    JOIN k8s_events e USING (event_id)
+    GROUP BY ALL),
+-- a pod created after the FailedCreate: the controller got past what blocked it
+created_pod AS (
+    SELECT uid, max(last_at) AS last_at FROM object_events
+    WHERE reason = 'SuccessfulCreate'
+      AND (message LIKE 'Created pod: %' OR message LIKE 'create Pod % successful')
+    GROUP BY uid),
+finished AS (
+    SELECT uid, arg_max({'type': type, 'reason': reason, 'message': message,
+                         'at': last_transition}, last_transition) AS c
+    FROM conds WHERE type IN ('Complete', 'Failed') AND status = 'True' GROUP BY uid),
+-- a Job's end from the job-controller's Event when no status says it (a pasted stub)
+job_end_events AS (
+    SELECT e.uid, arg_max(e, e.last_at) AS e FROM object_events e
+    WHERE e.reason IN ('BackoffLimitExceeded', 'DeadlineExceeded', 'PodFailurePolicy',
+                       'MaxFailedIndexesExceeded', 'FailedIndexes', 'Completed')
+    GROUP BY e.uid),
+not_created AS (
+    SELECT l.kind, l.namespace, l.name, l.uid, 'not_created' AS state, 'not_created' AS cause,
+           coalesce(f.first_at, c.last_transition) AS since,
+           concat_ws(' — ', coalesce(l.status_replicas, 0) || ' of ' || l.replicas || ' pods',
+                     coalesce(f.message || CASE WHEN f.count > 1
+                                                THEN ' (×' || f.count || ')' ELSE '' END,
+                              c.reason || ': ' || c.message)) AS detail,
+           [l.event_id] || coalesce(f.ids, []) AS evidence, l.event_id, true AS stuck
+    FROM live l
+    LEFT JOIN object_events f ON f.uid = l.uid AND f.reason = 'FailedCreate'
+    LEFT JOIN created_pod p ON p.uid = l.uid
+    LEFT JOIN conds c ON c.uid = l.uid AND c.type = 'ReplicaFailure' AND c.status = 'True'
+    WHERE l.kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet')
+      AND ((f.uid IS NOT NULL AND (p.last_at IS NULL OR p.last_at < f.last_at))
+           OR c.uid IS NOT NULL)
+      AND l.uid NOT IN (SELECT uid FROM finished)
+      AND l.uid NOT IN (SELECT uid FROM job_end_events)
+      AND coalesce(l.status_replicas, 0) < coalesce(l.replicas, 1)),
+stalled AS (
+    SELECT l.kind, l.namespace, l.name, l.uid, 'rollout_stalled' AS state,
+           'rollout_stalled' AS cause, c.last_transition AS since,
+           c.reason || ': ' || c.message AS detail, [l.event_id] AS evidence, l.event_id,
+           true AS stuck
+    FROM live l JOIN conds c ON c.uid = l.uid AND c.type = 'Progressing'
+         AND c.status = 'False' AND c.reason = 'ProgressDeadlineExceeded'
+    WHERE l.kind = 'Deployment'),
+-- the Job's pods that failed (deleted ones too), the last one first
+job_pods AS (
+    SELECT o.owner_uid AS job_uid, v.name, v.event_id, v.received_at,
+           row_number() OVER (PARTITION BY o.owner_uid ORDER BY v.received_at DESC) AS n
+    FROM versions_at(ts) v JOIN pods p USING (event_id)
+    JOIN owner_refs o ON o.event_id = v.event_id AND o.owner_kind = 'Job' AND o.controller
+    WHERE v.kind = 'Pod' AND p.phase = 'Failed'
+      AND o.owner_uid IN (SELECT uid FROM live WHERE kind = 'Job')),
+last_failed AS (
+    SELECT j.job_uid, j.name, j.event_id,
+           arg_min({'name': k.name, 'exit_code': k.exit_code, 'reason': k.reason,
+                    'message': k.message}, k.init) AS container
+    FROM job_pods j LEFT JOIN containers k
+      ON k.event_id = j.event_id AND k.state = 'terminated' AND k.exit_code <> 0
+    WHERE j.n = 1 GROUP BY ALL),
+job_end AS (
+    SELECT l.kind, l.namespace, l.name, l.uid,
+           CASE WHEN coalesce(f.c.type, CASE WHEN e.e.reason = 'Completed' THEN 'Complete'
+                                             ELSE 'Failed' END) = 'Complete'
+                THEN 'complete' ELSE 'failed' END AS state,
+           CASE WHEN state = 'failed' THEN 'job_failed' END AS cause,
+           coalesce(f.c.at, e.e.first_at) AS since,
+           concat_ws('; ', coalesce(f.c.reason || ': ' || f.c.message,
+                                    e.e.reason || ': ' || e.e.message, f.c.type),
+                     CASE WHEN state = 'complete' THEN l.ready_replicas || ' succeeded' END,
+                     CASE WHEN state = 'failed' THEN
+                         nullif(concat_ws(' ', l.failed_pods || ' failed pods',
+                                          '(backoffLimit ' || l.backoff_limit || ')'), '') END,
+                     CASE WHEN state = 'failed' THEN coalesce(
+                         'last failed pod ' || p.name || coalesce(
+                             ': container ' || p.container.name || ' exit '
+                             || p.container.exit_code
+                             || coalesce(' (' || p.container.reason || ')', '')
+                             || coalesce(' — ' || clean_message(p.container.message), ''), ''),
+                         'its pods were not recorded') END) AS detail,
+           [l.event_id] || coalesce(e.e.ids, [])
+               || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END AS evidence,
+           l.event_id, false AS stuck
+    FROM live l LEFT JOIN finished f USING (uid) LEFT JOIN job_end_events e USING (uid)
+    LEFT JOIN last_failed p ON p.job_uid = l.uid
+    WHERE l.kind = 'Job' AND (f.uid IS NOT NULL OR e.uid IS NOT NULL)),
+suspended AS (
+    SELECT l.kind, l.namespace, l.name, l.uid, 'suspended' AS state, 'job_suspended' AS cause,
+           coalesce(c.last_transition, l.received_at) AS since,
+           coalesce(c.reason || ': ' || c.message, 'spec.suspend: true')
+               || ' — ' || coalesce(l.status_replicas, 0) || ' pods active' AS detail,
+           [l.event_id] AS evidence, l.event_id, false AS stuck
+    FROM live l LEFT JOIN conds c ON c.uid = l.uid AND c.type = 'Suspended'
+    WHERE l.kind = 'Job' AND (c.status = 'True' OR (c.uid IS NULL AND l.suspend))
+      AND l.uid NOT IN (SELECT uid FROM finished)),
+-- the workload's pods at ts that are not Ready (for a held update, the one it waits on)
+unready_pods AS (
+    SELECT o.owner_uid, arg_max({'name': s.name, 'event_id': s.event_id,
+                                 'why': coalesce(c.reason || coalesce(': ' || c.message, ''),
+                                                 p.phase)}, s.name) AS pod
+    FROM state_at(ts) s JOIN pods p USING (event_id)
+    JOIN owner_refs o ON o.event_id = s.event_id AND o.controller
+         AND o.owner_kind IN ('StatefulSet', 'DaemonSet')
+    LEFT JOIN conditions c ON c.event_id = s.event_id AND c.type = 'Ready'
+    WHERE s.kind = 'Pod' AND coalesce(c.status, 'False') <> 'True'
+      AND o.owner_uid IN (SELECT uid FROM live WHERE kind IN ('StatefulSet', 'DaemonSet'))
+    GROUP BY o.owner_uid),
+held AS (
+    SELECT l.kind, l.namespace, l.name, l.uid, 'update_held' AS state,
+           'statefulset_update_held' AS cause, l.received_at AS since,
+           'update to revision ' || l.update_revision || ' held at '
+               || coalesce(l.updated_replicas, 0) || ' of ' || l.replicas || ' pods ('
+               || coalesce(l.ready_replicas, 0) || ' Ready): pod ' || u.pod.name
+               || ' is not Ready (' || u.pod.why || ')' AS detail,
+           [l.event_id, u.pod.event_id] AS evidence, l.event_id, true AS stuck
+    FROM live l JOIN unready_pods u ON u.owner_uid = l.uid
+    WHERE l.kind = 'StatefulSet' AND l.update_revision <> l.current_revision
+      AND coalesce(l.updated_replicas, 0) < l.replicas
+      AND l.received_at <= ts - to_seconds(threshold_s)),
+missing AS (
+    SELECT l.kind, l.namespace, l.name, l.uid, 'pods_missing' AS state,
+           'daemonset_pods_missing' AS cause, coalesce(lw.w.first_at, l.received_at) AS since,
+           concat_ws(' — ', coalesce(l.available_replicas, 0) || ' of ' || l.replicas
+                                || ' pods available (' || coalesce(l.status_replicas, 0)
+                                || ' scheduled, ' || coalesce(l.ready_replicas, 0) || ' Ready)',
+                     lw.w.reason || ': ' || lw.w.message,
+                     'pod ' || u.pod.name || ' not Ready (' || u.pod.why || ')') AS detail,
+           [l.event_id] || coalesce(lw.w.ids, []) || coalesce([u.pod.event_id], []) AS evidence,
+           l.event_id, true AS stuck
+    FROM live l LEFT JOIN unready_pods u ON u.owner_uid = l.uid
+    LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS w FROM object_events e
+               WHERE e.event_type = 'Warning' GROUP BY uid) lw USING (uid)
+    WHERE l.kind = 'DaemonSet' AND coalesce(l.available_replicas, 0) < l.replicas
+      AND l.received_at <= ts - to_seconds(threshold_s)),
+-- claims and volumes
+storage AS MATERIALIZED (
+    SELECT l.kind, l.namespace, l.name, l.uid, l.event_id, l.received_at, v.phase,
+           v.storage_class, v.reclaim_policy, v.claim_namespace, v.claim_name,
+           v.status_reason, v.status_message
+    FROM state_at(ts) l JOIN volumes v USING (event_id)
+    WHERE l.kind IN ('PersistentVolumeClaim', 'PersistentVolume')),
+claim_events AS (
+    SELECT uid, arg_max(e, e.last_at) AS e FROM object_events e
+    WHERE e.reason IN ('ProvisioningFailed', 'FailedBinding', 'ExternalProvisioning',
+                       'WaitForFirstConsumer', 'WaitForPodScheduled')
+    GROUP BY uid),
+pending_claims AS (
+    SELECT s.kind, s.namespace, s.name, s.uid, c.e.reason AS reason, c.e.message AS message,
+           c.e.first_at AS first_at, c.e.count AS count, c.e.ids AS ids, s.event_id,
+           regexp_extract(c.e.message, '(?i)storageclass(?:\.storage\.k8s\.io)? "([^"]+)" not found',
+                          1) AS missing_class
+    FROM storage s JOIN claim_events c USING (uid)
+    WHERE s.kind = 'PersistentVolumeClaim' AND coalesce(s.phase, 'Pending') = 'Pending'),
+claim_findings AS (
+    SELECT kind, namespace, name, uid,
+           CASE WHEN reason IN ('WaitForFirstConsumer', 'WaitForPodScheduled')
+                THEN 'claim_waiting' ELSE 'claim_pending' END AS state,
+           CASE WHEN missing_class <> '' THEN 'storage_class_missing'
+                WHEN reason IN ('ProvisioningFailed', 'FailedBinding') THEN 'provisioning_failed'
+                WHEN reason = 'ExternalProvisioning' THEN 'external_provisioning'
+                ELSE 'waiting_for_consumer' END AS cause,
+           first_at AS since,
+           CASE WHEN missing_class <> '' THEN 'StorageClass "' || missing_class
+                                              || '" does not exist — ' ELSE '' END
+               || reason || ': ' || message
+               || CASE WHEN count > 1 THEN ' (×' || count || ')' ELSE '' END AS detail,
+           [event_id] || ids AS evidence, event_id,
+           reason NOT IN ('WaitForFirstConsumer', 'WaitForPodScheduled') AS stuck
+    FROM pending_claims
+    -- an external provisioner is given threshold_s before it counts as stuck
+    WHERE reason <> 'ExternalProvisioning' OR first_at <= ts - to_seconds(threshold_s)),
+phases AS (
+    SELECT s.kind, s.namespace, s.name, s.uid, lower(s.phase) AS state,
+           CASE s.phase WHEN 'Lost' THEN 'pvc_lost' WHEN 'Released' THEN 'pv_released'
+                        ELSE 'pv_failed' END AS cause,
+           coalesce(e.e.first_at, s.received_at) AS since,
+           concat_ws(' — ', 'phase ' || s.phase,
+                     CASE WHEN s.kind = 'PersistentVolume' THEN
+                         coalesce('claim ' || s.claim_namespace || '/' || s.claim_name, '')
+                         || coalesce(', reclaim policy ' || s.reclaim_policy, '') END,
+                     coalesce(e.e.reason || ': ' || e.e.message,
+                              s.status_reason || coalesce(': ' || s.status_message, ''))) AS detail,
+           [s.event_id] || coalesce(e.e.ids, []) AS evidence, s.event_id,
+           -- Released is where a Retain volume rests; a Delete volume should be gone
+           s.phase <> 'Released' OR (s.reclaim_policy = 'Delete'
+                                     AND s.received_at <= ts - to_seconds(threshold_s)) AS stuck
+    FROM storage s
+    LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS e FROM object_events e
+               WHERE e.reason IN ('ClaimLost', 'ClaimMisbound', 'VolumeFailedDelete',
+                                  'VolumeFailedRecycle')
+               GROUP BY uid) e USING (uid)
+    WHERE (s.kind = 'PersistentVolumeClaim' AND s.phase = 'Lost')
+       OR (s.kind = 'PersistentVolume' AND s.phase IN ('Released', 'Failed')))
+SELECT * FROM not_created UNION ALL SELECT * FROM stalled UNION ALL SELECT * FROM job_end
+UNION ALL SELECT * FROM suspended UNION ALL SELECT * FROM held
+UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM claim_findings
+UNION ALL SELECT * FROM phases

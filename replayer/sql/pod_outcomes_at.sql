@@ -1,0 +1,142 @@
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, event_line, eviction_resource, k8s_events, pods, raw_events, resource_pressure
+-- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
+-- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
+-- and cause, in problems_at's shape (`problem` is the cause):
+--   evicted    the kubelet evicted it (status.reason Evicted): the resource from the
+--              message (eviction_resource), the node's pressure condition as the node
+--              version nearest before it says it, the Evicted Event;
+--   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
+--              reason: kubelet_admission_reasons, OutOf<resource>);
+--   preempted  the scheduler preempted it (a Preempted Event, or DisruptionTarget
+--              PreemptionByScheduler / 1.26's PreemptionByKubeScheduler);
+--   oom_killed a container of a Failed pod ended OOMKilled (restartPolicy Never/OnFailure
+--              gave up), with its memory limit.
+-- Documented in docs/projections.md.
+WITH versions AS MATERIALIZED (
+    SELECT r.uid, r.cluster, r.namespace, r.name, r.event_id, r.received_at, r.type,
+           p.phase, p.node_name, p.status_reason, p.status_message, p.status_written_at
+    FROM raw_events r JOIN pods p USING (event_id)
+    WHERE r.kind = 'Pod' AND r.received_at <= ts),
+pod AS (
+    SELECT uid, any_value(cluster) AS cluster, any_value(namespace) AS namespace,
+           any_value(name) AS name,
+           arg_max(node_name, received_at) FILTER (WHERE node_name IS NOT NULL) AS node,
+           arg_max(event_id, received_at) AS last_event_id
+    FROM versions GROUP BY uid),
+pod_events AS (
+    SELECT e.regarding_uid AS uid, e.reason, e.message,
+           sum(e.count) FILTER (WHERE e.latest)::INTEGER AS count,
+           min(e.first_at) AS first_at, max(e.last_at) AS last_at,
+           list(e.event_id ORDER BY e.last_at DESC, e.event_id DESC)[1:3] AS ids
+    FROM (SELECT e.*, coalesce(e.first_time, e.last_time, r.received_at) AS first_at,
+                 coalesce(e.last_time, r.received_at) AS last_at,
+                 row_number() OVER (PARTITION BY coalesce(e.uid, e.event_id::VARCHAR)
+                                    ORDER BY r.received_at DESC, e.event_id DESC) = 1 AS latest
+          FROM k8s_events e JOIN raw_events r USING (event_id)
+          WHERE r.received_at <= ts
+            AND (e.reason IN ('Evicted', 'Preempted') OR admission_reason(e.reason))) e
+    WHERE e.regarding_uid IN (SELECT uid FROM pod)
+    GROUP BY e.regarding_uid, e.reason, e.message),
+-- the first version that says how it ended
+ended AS (
+    SELECT uid, arg_min({'reason': status_reason, 'message': status_message,
+                         'at': coalesce(status_written_at, received_at), 'event_id': event_id},
+                        received_at) AS first
+    FROM versions
+    WHERE status_reason = 'Evicted' OR (phase = 'Failed' AND admission_reason(status_reason))
+    GROUP BY uid
+    UNION ALL
+    -- the kubelet's Evicted or admission Event where no status recorded it (it outlives it)
+    SELECT uid, arg_min({'reason': reason, 'message': message, 'at': first_at,
+                         'event_id': ids[1]}, first_at)
+    FROM pod_events e
+    WHERE (reason = 'Evicted' OR admission_reason(reason))
+      AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.uid = e.uid
+                      AND (v.status_reason = 'Evicted'
+                           OR (v.phase = 'Failed' AND admission_reason(v.status_reason))))
+    GROUP BY uid),
+-- the node's condition for the evicted resource, in its newest version before the eviction
+node_evidence AS (
+    SELECT d.uid, arg_max({'type': c.type, 'status': c.status, 'since': c.last_transition,
+                           'event_id': n.event_id}, n.received_at) AS cond
+    FROM ended d JOIN pod p USING (uid)
+    JOIN raw_events n ON n.kind = 'Node' AND n.name = p.node AND n.cluster = p.cluster
+         AND n.received_at <= d.first.at + INTERVAL 1 MINUTE
+    JOIN conditions c ON c.event_id = n.event_id
+         AND c.type = resource_pressure(eviction_resource(d.first.message))
+    WHERE d.first.reason = 'Evicted' GROUP BY d.uid),
+o_evicted AS (
+    SELECT d.uid, 'evicted' AS cause, d.first.at AS at,
+           concat_ws(' — ',
+               CASE WHEN d.first.message ILIKE '%had condition%' THEN 'node_condition'
+                    ELSE coalesce(eviction_resource(d.first.message), 'unknown') END,
+               'Evicted: ' || trim(d.first.message),
+               CASE WHEN ne.cond IS NULL THEN coalesce('node ' || p.node, 'the node') || '''s '
+                         || coalesce(resource_pressure(eviction_resource(d.first.message)),
+                                     'pressure') || ' condition: not recorded'
+                    ELSE 'node ' || p.node || ' ' || ne.cond.type || '=' || ne.cond.status
+                         || coalesce(' since ' || strftime(ne.cond.since, '%Y-%m-%dT%H:%M:%SZ'), '')
+               END,
+               (SELECT string_agg(event_line(e.reason, e.message, e.count, e.first_at, e.last_at), '; ')
+                FROM pod_events e WHERE e.uid = d.uid AND e.reason = 'Evicted'
+                  AND NOT contains(d.first.message, trim(e.message)))) AS detail,
+           list_sort(list_distinct(list_filter([d.first.event_id, ne.cond.event_id]
+               || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
+                            WHERE e.uid = d.uid AND e.reason = 'Evicted'), []),
+                                     lambda x: x IS NOT NULL))) AS evidence
+    FROM ended d JOIN pod p USING (uid) LEFT JOIN node_evidence ne USING (uid)
+    WHERE d.first.reason = 'Evicted'),
+o_admission AS (
+    SELECT d.uid, 'admission' AS cause, d.first.at AS at,
+           -- the status message, else the kubelet's Event of the same reason (it outlives
+           -- a status cut short)
+           d.first.reason || ': ' || coalesce(nullif(trim(d.first.message), ''),
+               (SELECT arg_max(e.message, e.last_at) FROM pod_events e
+                WHERE e.uid = d.uid AND e.reason = d.first.reason), '(no message recorded)')
+           || coalesce(' (on node ' || p.node || ')', '') AS detail,
+           list_sort(list_distinct([d.first.event_id]
+               || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
+                            WHERE e.uid = d.uid AND e.reason = d.first.reason), []))) AS evidence
+    FROM ended d JOIN pod p USING (uid)
+    WHERE d.first.reason <> 'Evicted'),
+preemption AS (
+    SELECT c.uid, arg_min({'reason': c.reason, 'message': c.message, 'at': c.last_transition,
+                           'event_id': c.event_id}, r.received_at) AS cond
+    FROM conditions c JOIN raw_events r USING (event_id)
+    WHERE c.kind = 'Pod' AND c.type = 'DisruptionTarget' AND c.status = 'True'
+      AND c.reason IN ('PreemptionByScheduler', 'PreemptionByKubeScheduler')
+      AND r.received_at <= ts AND c.uid IN (SELECT uid FROM pod)
+    GROUP BY c.uid),
+o_preempted AS (
+    SELECT p.uid, 'preempted' AS cause,
+           coalesce(pr.cond.at, (SELECT min(e.first_at) FROM pod_events e
+                                 WHERE e.uid = p.uid AND e.reason = 'Preempted')) AS at,
+           concat_ws('; ',
+               (SELECT string_agg(event_line(e.reason, e.message, e.count, e.first_at, e.last_at), '; ')
+                FROM pod_events e WHERE e.uid = p.uid AND e.reason = 'Preempted'),
+               CASE WHEN pr.cond IS NOT NULL THEN 'DisruptionTarget ' || pr.cond.reason
+                    || coalesce(': ' || pr.cond.message, '') END) AS detail,
+           coalesce([pr.cond.event_id], [])
+               || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
+                            WHERE e.uid = p.uid AND e.reason = 'Preempted'), []) AS evidence
+    FROM pod p LEFT JOIN preemption pr USING (uid)
+    WHERE pr.uid IS NOT NULL
+       OR EXISTS (SELECT 1 FROM pod_events e WHERE e.uid = p.uid AND e.reason = 'Preempted')),
+o_oom AS (
+    SELECT v.uid, 'oom_killed' AS cause, min(k.finished_at) AS at,
+           string_agg(DISTINCT container_line(k) || '; memory limit '
+                      || coalesce(k.memory_limit, CASE WHEN k.in_spec THEN 'none' ELSE 'unknown' END),
+                      '; ') AS detail,
+           [min(v.event_id)] AS evidence
+    FROM versions v JOIN containers k USING (event_id)
+    WHERE v.phase = 'Failed' AND k.state = 'terminated' AND k.reason = 'OOMKilled'
+    GROUP BY v.uid),
+found AS (
+    SELECT * FROM o_evicted UNION ALL SELECT * FROM o_admission
+    UNION ALL SELECT * FROM o_preempted UNION ALL SELECT * FROM o_oom)
+SELECT 'Pod' AS kind, p.namespace, p.name, p.uid, f.cause AS problem, f.at AS since,
+       epoch(ts - f.at) AS stuck_for_s, p.node, f.cause AS top_cause,
+       [{'cause': f.cause, 'score': cs.score, 'detail': f.detail, 'evidence': f.evidence}]
+           AS causes,
+       p.last_event_id AS evidence_event_id
+FROM found f JOIN pod p USING (uid) JOIN cause_scores cs USING (cause)

@@ -1,0 +1,252 @@
+-- model: view; depends: containers, disruption_requester, endpoint_membership, k8s_events, nodes, owner_refs, pod_versions, projection_scope, raw_events
+-- The evidence of each step: the first version of a pod for which the step's condition
+-- holds (one scan: arg_min per step), Events about the pod, and its EndpointSlice stretches.
+-- A step already true at the first sighting of a pod seen mid-life is `derived`: its time
+-- is the object's own timestamp, and it never makes a slow-step verdict.
+WITH pv AS (
+    SELECT *, {'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at,
+               'is_live': is_live} AS ev
+    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope)),
+owners AS (
+    SELECT o.uid, any_value(o.owner_kind) AS owner_kind, any_value(o.owner_uid) AS owner_uid
+    FROM owner_refs o JOIN raw_events r USING (event_id)
+    WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid),
+pod_events AS (
+    SELECT e.regarding_uid AS uid, e.reason, e.message, e.component, e.first_time, r.event_id,
+           r.rv, r.type, r.received_at, e.type AS event_type, e.count
+    FROM k8s_events e JOIN raw_events r USING (event_id)
+    WHERE e.regarding_uid IN (SELECT uid FROM projection_scope) AND e.regarding_kind = 'Pod'),
+-- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME"
+owner_events AS (
+    SELECT o.uid, e.reason, e.message, e.component, r.event_id
+    FROM owners o JOIN k8s_events e ON e.regarding_uid = o.owner_uid
+    JOIN raw_events r ON r.event_id = e.event_id
+    JOIN (SELECT uid, any_value(name) AS name FROM raw_events WHERE kind = 'Pod' GROUP BY uid) n
+      ON n.uid = o.uid
+    WHERE e.reason IN ('SuccessfulCreate', 'SuccessfulDelete')
+      AND e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)),
+firsts AS (
+    SELECT uid, any_value(cluster) AS cluster, bool_or(seen_from_start) AS seen_from_start,
+           min(version_no) AS first_version,
+           -- a capture without creationTimestamp: the pod existed at its startTime
+           arg_min({'ev': ev, 'server_at': coalesce(created_at, start_time),
+                    'component': component, 'creator': creator,
+                    'detail': CASE WHEN created_at IS NULL AND start_time IS NOT NULL
+                                   THEN 'at or before (startTime; no creationTimestamp)' END},
+                   version_no) AS created,
+           arg_min({'ev': ev, 'server_at': scheduled_transition, 'detail': node_name}, version_no)
+               FILTER (WHERE node_name IS NOT NULL) AS scheduled,
+           arg_min({'ev': ev, 'version_no': version_no,
+                    -- the first start: a container that restarted before we saw it
+                    -- first ran at (or after) the pod's startTime
+                    'server_at': CASE WHEN restarts > 0 THEN coalesce(start_time,
+                                          least(containers_started_at, containers_last_started_at))
+                                      ELSE coalesce(least(containers_started_at,
+                                                          containers_last_started_at), start_time)
+                                 END,
+                    'component': coalesce(status_manager, component, 'kubelet')}, version_no)
+               FILTER (WHERE containers_running > 0 OR containers_ran > 0
+                       OR (phase = 'Running' AND containers = 0))
+               AS running,
+           arg_min({'ev': ev, 'version_no': version_no, 'server_at': ready_transition,
+                    'component': coalesce(status_manager, component, 'kubelet')},
+                   version_no)
+               FILTER (WHERE ready_status = 'True') AS ready,
+           arg_min({'ev': ev, 'version_no': version_no,
+                    'server_at': deletion_at - to_seconds(coalesce(deletion_grace_s, 0)),
+                    'grace_s': coalesce(deletion_grace_s, 0),
+                    'disruption': disruption_reason}, version_no)
+               FILTER (WHERE deletion_at IS NOT NULL) AS deletion,
+           arg_min({'ev': ev, 'version_no': version_no, 'server_at': containers_finished_at,
+                    'component': coalesce(status_manager, component, 'kubelet'),
+                    'detail': 'exit ' || array_to_string(exit_codes, ',')}, version_no)
+               FILTER (WHERE containers > 0 AND containers_terminated = containers)
+               AS containers_stopped,
+           arg_min({'ev': ev, 'version_no': version_no,
+                    'component': coalesce(status_manager, component, 'kubelet'),
+                    'detail': phase}, version_no)
+               FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
+           arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',
+                    'component': component, 'grace_s': deletion_grace_s,
+                    'node_name': node_name}, version_no)
+               FILTER (WHERE type IN ('DELETED', 'INFERRED_DELETED')) AS deleted,
+           max(disruption_reason) FILTER (WHERE disruption_reason = 'DeletionByPodGC')
+               AS pod_gc
+    FROM pv GROUP BY uid),
+-- the pod's node when it was deleted: a node agent that is not Ready cannot have sent
+-- the final grace-0 DELETE, a client did (kubectl delete --force)
+deleted_on AS (
+    SELECT f.uid, n.ready AS node_ready, n.type AS node_type
+    FROM firsts f
+    ASOF LEFT JOIN (SELECT r.cluster, r.name, r.received_at, r.type, nd.ready
+                    FROM raw_events r LEFT JOIN nodes nd USING (event_id)
+                    WHERE r.kind = 'Node') n
+      ON n.cluster = f.cluster AND n.name = f.deleted.node_name
+     AND n.received_at <= f.deleted.ev.received_at
+    WHERE f.deleted IS NOT NULL),
+requester AS (
+    SELECT f.uid,
+           coalesce(disruption_requester(f.deletion.disruption),
+                    (SELECT arg_min(e.component, e.event_id) FROM owner_events e
+                     WHERE e.uid = f.uid AND e.reason = 'SuccessfulDelete'),
+                    (SELECT arg_min(CASE e.reason WHEN 'TaintManagerEviction'
+                                                      THEN 'taint-eviction-controller'
+                                                  WHEN 'Preempted' THEN 'kube-scheduler (preemption)'
+                                                  ELSE coalesce(e.component, 'kubelet') END,
+                                    e.event_id)
+                     FROM pod_events e WHERE e.uid = f.uid
+                       AND e.reason IN ('TaintManagerEviction', 'Evicted', 'Preempted')
+                       AND e.received_at <= f.deletion.ev.received_at + INTERVAL 5 SECOND))
+               AS who
+    FROM firsts f WHERE f.deletion IS NOT NULL),
+-- one row per step, its fields as columns (no three-part names such as s.v.ev: DuckDB
+-- reads those as database.table.column when a database shares the alias's name)
+version_steps AS (
+    SELECT uid, step, rank, ev, server_at, component, detail,
+           NOT seen_from_start AND ev.event_id = created_event_id AS derived
+    FROM (SELECT f.uid, f.seen_from_start, f.created.ev.event_id AS created_event_id,
+    unnest([
+        {'step': 'created', 'rank': 1, 'ev': f.created.ev, 'server_at': f.created.server_at,
+            'component': CASE WHEN f.seen_from_start
+                              THEN coalesce(f.created.component,
+                                            CASE WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END)
+                              ELSE coalesce((SELECT arg_min(e.component, e.event_id) FROM owner_events e
+                                             WHERE e.uid = f.uid AND e.reason = 'SuccessfulCreate'),
+                                            CASE WHEN o.owner_kind = 'Node' THEN 'kubelet'
+                                                 WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END,
+                                            f.created.creator) END,
+            'detail': f.created.detail},
+        {'step': 'scheduled', 'rank': 2, 'ev': f.scheduled.ev,
+            'server_at': f.scheduled.server_at, 'component': 'kube-scheduler',
+            'detail': f.scheduled.detail},
+        {'step': 'running', 'rank': 3, 'ev': f.running.ev, 'server_at': f.running.server_at,
+            'component': f.running.component, 'detail': NULL},
+        {'step': 'ready', 'rank': 4, 'ev': f.ready.ev, 'server_at': f.ready.server_at,
+            'component': f.ready.component, 'detail': NULL},
+        {'step': 'deletion_requested', 'rank': 6, 'ev': f.deletion.ev,
+            'server_at': f.deletion.server_at, 'component': coalesce(q.who, 'kube-apiserver'),
+            'detail': 'grace ' || f.deletion.grace_s || 's'
+                      || CASE WHEN q.who IS NULL THEN '; requester unknown (a DELETE; no audit log)'
+                              ELSE '' END},
+        {'step': 'containers_stopped', 'rank': 9, 'ev': f.containers_stopped.ev,
+            'server_at': f.containers_stopped.server_at,
+            'component': f.containers_stopped.component,
+            'detail': f.containers_stopped.detail},
+        {'step': 'terminal', 'rank': 10, 'ev': f.terminal.ev, 'server_at': NULL,
+            'component': f.terminal.component, 'detail': f.terminal.detail},
+        {'step': 'deleted', 'rank': 12, 'ev': f.deleted.ev, 'server_at': NULL,
+            'component': CASE WHEN f.deleted.inferred THEN 'unknown'
+                              WHEN f.pod_gc IS NOT NULL THEN 'pod-garbage-collector'
+                              WHEN f.deleted.grace_s = 0 AND f.deleted.node_name IS NOT NULL
+                                   AND (d.node_ready IS DISTINCT FROM 'True'
+                                        OR d.node_type IN ('DELETED', 'INFERRED_DELETED'))
+                                  THEN 'client (force delete)'
+                              ELSE coalesce(f.deleted.component, 'kubelet') END,
+            'detail': CASE WHEN f.deleted.inferred THEN 'inferred at relist' END}
+    ], max_depth := 2)
+    FROM firsts f LEFT JOIN requester q USING (uid) LEFT JOIN deleted_on d USING (uid)
+    LEFT JOIN owners o USING (uid))
+    WHERE ev IS NOT NULL),
+first_seen AS (
+    SELECT uid, 'first_seen' AS step, 0 AS rank, created.ev AS ev, NULL::TIMESTAMP AS server_at,
+           'ktrace' AS component,
+           'first seen ' || created.ev.type || ' (steps before were derived from the object)'
+               AS detail, false AS derived
+    FROM firsts WHERE NOT seen_from_start),
+-- container restarts: each increase of a container's restartCount between versions (at
+-- the previous run's finish), or the restarts that happened before the first sighting
+restart_counts AS (
+    SELECT v.uid, v.ev, v.version_no, k.name, k.restart_count, k.last_exit_code,
+           k.last_reason, k.last_finished_at,
+           lag(k.restart_count) OVER (PARTITION BY v.uid, k.name ORDER BY v.version_no)
+               AS prev_count
+    FROM pv v JOIN containers k USING (event_id)),
+restarts AS (
+    SELECT c.uid, 'restarted' AS step, 4 AS rank, c.ev, c.last_finished_at AS server_at,
+           'kubelet' AS component,
+           c.name || CASE WHEN c.prev_count IS NULL
+                          THEN ': ' || c.restart_count || ' restarts before first seen'
+                          ELSE ': restart ' || c.restart_count END
+               || coalesce('; last exit ' || c.last_exit_code
+                           || coalesce(' (' || c.last_reason || ')', ''), '') AS detail,
+           c.prev_count IS NULL AS derived
+    FROM restart_counts c
+    WHERE c.restart_count > coalesce(c.prev_count, 0)),
+event_steps AS (
+    SELECT e.uid, s.step, s.rank,
+           arg_min({'event_id': e.event_id, 'rv': e.rv, 'type': e.type,
+                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED')},
+                   row(e.received_at, e.rv)) AS ev,
+           arg_min(e.first_time, row(e.received_at, e.rv)) AS server_at,
+           arg_min(coalesce(e.component, 'kubelet'), row(e.received_at, e.rv)) AS component,
+           arg_min(e.message, row(e.received_at, e.rv)) AS detail,
+           bool_and(e.type = 'LISTED') AS derived
+    FROM pod_events e
+    JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 3),
+                 ('Pulled', 'pulled', 3)) AS s(reason, step, rank) ON s.reason = e.reason
+    GROUP BY e.uid, s.step, s.rank),
+-- Warning Events about the pod (FailedScheduling, Failed, BackOff, Unhealthy, FailedMount…):
+-- the first of each reason, with how often it was reported
+warnings AS (
+    SELECT e.uid, 'warning' AS step, 5 AS rank,
+           arg_min({'event_id': e.event_id, 'rv': e.rv, 'type': e.type,
+                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED')},
+                   row(e.received_at, e.rv)) AS ev,
+           min(e.first_time) AS server_at, arg_min(coalesce(e.component, 'kubelet'),
+                                                   row(e.received_at, e.rv)) AS component,
+           e.reason || ': ' || arg_min(e.message, row(e.received_at, e.rv))
+               || CASE WHEN max(e.count) > 1 THEN ' (×' || max(e.count) || ')' ELSE '' END
+               AS detail,
+           bool_and(e.type = 'LISTED') AS derived
+    FROM pod_events e WHERE e.event_type = 'Warning'
+    GROUP BY e.uid, e.reason),
+-- a name reused by a new uid: the old pod was gone by then, its DELETED not seen
+reused AS (
+    SELECT o.uid, 'deleted' AS step, 12 AS rank, n.created.ev AS ev,
+           n_created AS server_at, 'unknown' AS component,
+           'name reused by pod ' || n.uid || ': its deletion was not seen' AS detail,
+           false AS derived
+    FROM (SELECT f.*, r.namespace, r.name, f.created.server_at AS n_created
+          FROM firsts f JOIN raw_events r ON r.event_id = f.created.ev.event_id) n
+    JOIN (SELECT f.uid, f.cluster, r.namespace, r.name, f.created.server_at AS created_at,
+                 f.deleted
+          FROM firsts f JOIN raw_events r ON r.event_id = f.created.ev.event_id) o
+      ON o.cluster = n.cluster AND o.namespace IS NOT DISTINCT FROM n.namespace
+     AND o.name = n.name AND o.uid <> n.uid
+     AND o.created_at < n.n_created AND o.deleted IS NULL
+    QUALIFY row_number() OVER (PARTITION BY o.uid ORDER BY n.n_created) = 1),
+membership AS (
+    SELECT m.*, r.rv, r.type, min(since_at) FILTER (WHERE state = 'ready')
+               OVER (PARTITION BY pod_uid) AS first_ready_at
+    FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id
+    WHERE m.pod_uid IN (SELECT uid FROM projection_scope)),
+endpoint_steps AS (
+    SELECT pod_uid AS uid, s.step, s.rank,
+           arg_min({'event_id': since_event_id, 'rv': rv, 'type': type, 'received_at': since_at,
+                    'is_live': type IN ('ADDED', 'MODIFIED')
+                               OR (s.step = 'endpoint_removed' AND type = 'DELETED')},
+                   row(since_at, rv)) AS ev,
+           NULL::TIMESTAMP AS server_at, 'endpointslice-controller' AS component,
+           arg_min(CASE s.step
+                       WHEN 'in_endpoints' THEN service
+                       WHEN 'endpoint_not_ready' THEN service || ': ' || state
+                            || CASE WHEN terminating THEN ', terminating' ELSE '' END
+                       ELSE service || CASE WHEN type = 'DELETED' THEN ': slice deleted' ELSE '' END
+                   END, row(since_at, rv)) AS detail,
+           false AS derived
+    FROM membership
+    JOIN (VALUES ('in_endpoints', 5), ('endpoint_not_ready', 7), ('endpoint_removed', 11))
+         AS s(step, rank)
+      ON (s.step = 'in_endpoints' AND state = 'ready')
+      OR (s.step = 'endpoint_not_ready' AND state IN ('serving', 'not_ready')
+          AND since_at > first_ready_at)
+      OR (s.step = 'endpoint_removed' AND state = 'absent')
+    GROUP BY pod_uid, s.step, s.rank),
+everything AS (
+    SELECT * FROM version_steps UNION ALL SELECT * FROM first_seen
+    UNION ALL SELECT * FROM restarts UNION ALL SELECT * FROM event_steps
+    UNION ALL SELECT * FROM warnings
+    UNION ALL SELECT * FROM reused UNION ALL SELECT * FROM endpoint_steps)
+SELECT uid, step, rank, ev.event_id, ev.rv, ev.type, ev.received_at, ev.is_live, server_at,
+       component, detail, derived
+FROM everything

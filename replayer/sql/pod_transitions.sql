@@ -1,0 +1,50 @@
+-- model: table; key: uid; depends: endpoint_membership, pod_steps_raw, projection_scope, raw_events
+-- pod_transitions: one row per lifecycle step of each pod (design §5), with its time, the
+-- component that made it and the record that shows it. Documented in docs/projections.md.
+--
+-- Step times: the receive time of the evidence record, except for records that only show
+-- a past state (LISTED, inferred), where the server's own timestamp is the better guess.
+-- A record without a receive time (an import: its time is the newest timestamp inside the
+-- object) makes a derived step, and its `created` is the creationTimestamp itself.
+-- Order: by time, then by the causal rules of design §4 (an endpoint turns not-ready or
+-- leaves after the deletion was requested; DELETED follows everything else), then by
+-- resourceVersion (one etcd's commit order; it breaks the ties of 1 s derived times).
+WITH ids AS (
+    SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
+    FROM raw_events WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
+timed AS (
+    SELECT s.* EXCLUDE (derived),
+           CASE WHEN (s.derived OR (c.clockless AND s.step = 'created'))
+                     AND s.server_at IS NOT NULL THEN s.server_at
+                WHEN s.is_live OR s.server_at IS NULL THEN s.received_at
+                ELSE s.server_at END AS time,
+           -- (first_seen is ktrace's own sighting, never a step before it)
+           s.derived OR (coalesce(c.clockless, false) AND s.step <> 'first_seen') AS derived
+    FROM pod_steps_raw s
+    LEFT JOIN (SELECT event_id, time_source <> 'received' AS clockless FROM raw_events
+               WHERE uid IN (SELECT uid FROM projection_scope)
+                  OR kind IN ('Event', 'EndpointSlice')) c USING (event_id)),
+bounds AS (
+    SELECT uid, any_value(time) FILTER (WHERE step = 'deletion_requested') AS requested_at,
+           max(time) FILTER (WHERE step <> 'deleted') AS last_before_delete_at
+    FROM timed GROUP BY uid),
+ordered AS (
+    SELECT t.*, CASE
+            WHEN t.step IN ('endpoint_not_ready', 'endpoint_removed')
+                 AND b.requested_at IS NOT NULL AND t.time >= b.requested_at - INTERVAL 1 SECOND
+                THEN greatest(t.time, b.requested_at)
+            WHEN t.step = 'deleted' THEN greatest(t.time, b.last_before_delete_at)
+            ELSE t.time END AS order_at
+    FROM timed t JOIN bounds b USING (uid))
+SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
+       -- equal times taken from the server's 1 s timestamps are ordered by the lifecycle,
+       -- received ones by resourceVersion
+       row_number() OVER (PARTITION BY o.uid ORDER BY o.order_at,
+                          CASE WHEN o.time = o.server_at THEN o.rank END, o.rv, o.rank)
+           AS step_no,
+       o.step, o.time, o.server_at, o.component, o.event_id AS evidence_event_id,
+       o.type AS evidence_type, o.detail, o.derived
+FROM ordered o LEFT JOIN ids i USING (uid)
+LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership
+           WHERE pod_uid IN (SELECT uid FROM projection_scope) GROUP BY ALL) m
+       ON m.pod_uid = o.uid

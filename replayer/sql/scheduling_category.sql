@@ -1,0 +1,28 @@
+-- model: macro(reason)
+-- The category of one FailedScheduling reason (resources, taints, affinity, volumes…).
+CASE
+    WHEN reason ILIKE 'Insufficient %'
+        THEN 'insufficient_' || lower(regexp_extract(reason, '^Insufficient (\S+)', 1))
+    WHEN reason ILIKE '%Too many pods%' THEN 'insufficient_pods'
+    WHEN reason ILIKE '%untolerated taint%' OR reason ILIKE '%that the pod didn''t tolerate%'
+         OR reason = 'PodToleratesNodeTaints' THEN 'untolerated_taint'
+    WHEN reason ILIKE '%were unschedulable%' OR reason = 'NodeUnschedulable'
+        THEN 'node_unschedulable'
+    WHEN reason ILIKE '%didn''t match Pod''s node affinity%'
+         OR reason ILIKE '%didn''t match node selector%'
+         OR reason ILIKE '%didn''t match node affinity%'
+         OR reason IN ('MatchNodeSelector', 'NodeAffinity') THEN 'node_selector_mismatch'
+    WHEN reason ILIKE '%pod affinity%' OR reason ILIKE '%anti-affinity%'
+         OR reason IN ('MatchInterPodAffinity', 'InterPodAffinity') THEN 'pod_affinity'
+    WHEN reason ILIKE '%topology spread%' THEN 'topology_spread'
+    WHEN reason ILIKE '%unbound immediate PersistentVolumeClaims%'
+         OR reason ILIKE '%persistentvolumeclaim % not found%'
+         OR reason ILIKE '%didn''t find available persistent volumes%'
+         OR reason ILIKE '%waiting for first consumer%' THEN 'unbound_pvc'
+    WHEN reason ILIKE '%volume node affinity conflict%' OR reason = 'NoVolumeZoneConflict'
+        THEN 'volume_node_affinity'
+    WHEN reason ILIKE '%free ports%' OR reason = 'PodFitsHostPorts' THEN 'host_ports'
+    WHEN reason ILIKE '%max volume count%' OR reason ILIKE 'MaxVolumeCount%'
+         OR reason ILIKE '%volume count%' THEN 'volume_limits'
+    WHEN reason ILIKE '%preemption%' THEN 'preemption'
+    ELSE 'other' END

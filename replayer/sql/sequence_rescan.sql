@@ -1,0 +1,13 @@
+-- model: view; depends: duplicate_sequence, projected_through, raw_events
+-- The (session, topic) pairs with records (or duplicates) after projected_through, and
+-- the sequence number sequence_holes recomputes them from: the last record's before the
+-- lowest new one.
+WITH new AS (
+    SELECT session, topic, min(seq) AS lo
+    FROM (SELECT session, topic, seq FROM raw_events WHERE event_id > projected_through()
+          UNION ALL SELECT session, topic, seq FROM duplicate_sequence)
+    WHERE NOT starts_with(session, 'import:') GROUP BY ALL)
+SELECT n.session, n.topic,
+       coalesce((SELECT max(r.seq) FROM raw_events r WHERE r.session = n.session
+                 AND r.topic = n.topic AND r.seq < n.lo), n.lo) AS after_seq
+FROM new n

@@ -1,0 +1,30 @@
+-- model: macro(stuck, ts); depends: cause_score, conditions, raw_events, state_at
+-- namespace_content: a namespace's deletion conditions, and what still lives in it — what
+-- the namespace controller says remains ("configmaps. has 1 resource instances"), and
+-- which of those kinds ktrace did not record (so it cannot show them).
+WITH stuck AS MATERIALIZED (FROM query_table(stuck) WHERE kind = 'Namespace'),
+recorded_resources AS (SELECT DISTINCT resource FROM raw_events),
+ns_remaining AS (
+    SELECT s.uid, list_distinct(flatten(list(regexp_extract_all(c.message,
+               '([a-z0-9.-]+?)\. has \d+ resource instances', 1)))) AS resources
+    FROM stuck s JOIN conditions c ON c.event_id = s.event_id
+         AND c.type = 'NamespaceContentRemaining' AND c.status = 'True'
+    GROUP BY s.uid)
+SELECT s.uid, 'namespace_content' AS cause, cause_score('namespace_content', false) AS score,
+       concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
+                 (SELECT count(*) || ' recorded objects remain' FROM state_at(ts) o
+                  WHERE o.cluster = s.cluster AND o.namespace = s.name
+                    AND o.kind <> 'Event'
+                  HAVING count(*) > 0),
+                 (SELECT 'not recorded by ktrace: '
+                         || string_agg(x, ', ' ORDER BY x)
+                  FROM (SELECT unnest(any_value(n.resources)) AS x)
+                  WHERE split_part(x, '.', 1) NOT IN (SELECT resource FROM recorded_resources)
+                  HAVING count(*) > 0)) AS detail,
+       [s.event_id] AS evidence
+FROM stuck s LEFT JOIN conditions c ON c.event_id = s.event_id AND c.status = 'True'
+     AND c.type IN ('NamespaceDeletionContentFailure', 'NamespaceFinalizersRemaining',
+                    'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
+                    'NamespaceDeletionGroupVersionParsingFailure')
+LEFT JOIN ns_remaining n ON n.uid = s.uid
+GROUP BY s.uid, s.cluster, s.name, s.event_id
