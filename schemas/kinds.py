@@ -43,6 +43,7 @@ KINDS: tuple[KindName, ...] = (
     KindName("PersistentVolumeClaim", "persistentvolumeclaims", ("pvc",)),
     KindName("PersistentVolume", "persistentvolumes", ("pv",)),
     KindName("VolumeAttachment", "volumeattachments"),
+    KindName("StorageClass", "storageclasses", ("sc",)),
     KindName("Namespace", "namespaces", ("ns",)),
     KindName("PodDisruptionBudget", "poddisruptionbudgets", ("pdb",)),
     KindName("Secret", "secrets"),  # named so that it can be refused by name

@@ -163,6 +163,15 @@ OUTCOMES: dict[str, list[tuple]] = {
                               "OutOfcpu: Node didn't have enough resource: cpu, requested: 1000, "
                               "used: 94939, capacity: 95690 (on node "
                               "i-08d5967318f466dd4.eu-west-1.compute.internal)", [1, 5])],
+    "admission-outofmemory-1": [("outcome", "unnamed-kpo-pod", "admission",
+                                 "OutOfmemory: Pod was rejected: Node didn't have enough "
+                                 "resource: memory, requested: 547356672, used: 6619660288, "
+                                 "capacity: 7068438528", [1])],
+    "admission-unexpected-1": [("outcome", "coredns-578bdc569f-g87nk", "admission",
+                                "UnexpectedAdmissionError: Pod Unexpected error while attempting "
+                                "to recover from admission failure: preemption: error finding a "
+                                "set of pods to preempt: no set of running pods found to reclaim "
+                                "resources: [(res: pods, q: 1), ]", [1])],
     "preempted-1": [("outcome", "pause1", "preempted",
                      "DisruptionTarget PreemptionByKubeScheduler: Kube-scheduler: preempting to "
                      "accommodate a higher priority pod: default/pause2", [1])],

@@ -47,10 +47,11 @@ CATALOGUE: tuple[KindSpec, ...] = (
     KindSpec("persistentvolumeclaims", (("", "v1"),)),
     KindSpec("persistentvolumes", (("", "v1"),)),
     KindSpec("volumeattachments", (("storage.k8s.io", "v1"),)),
+    KindSpec("storageclasses", (("storage.k8s.io", "v1"),)),
     KindSpec("namespaces", (("", "v1"),)),
-    KindSpec("services", (("", "v1"),), default=False),
+    KindSpec("services", (("", "v1"),)),
     KindSpec("cronjobs", (("batch", "v1"),), default=False),
-    KindSpec("poddisruptionbudgets", (("policy", "v1"),), default=False),
+    KindSpec("poddisruptionbudgets", (("policy", "v1"),)),
 )
 BY_RESOURCE = {spec.resource: spec for spec in CATALOGUE}
 DEFAULT_KINDS = tuple(spec.resource for spec in CATALOGUE if spec.default)

@@ -25,9 +25,10 @@
 --     Warning (FailedCreate, FailedPlacement, FailedDaemonPod);
 --   storage_class_missing / provisioning_failed / external_provisioning /
 --     waiting_for_consumer: a Pending PersistentVolumeClaim, by the PV controller's latest
---     Event about it (ProvisioningFailed naming a StorageClass not found / other
---     ProvisioningFailed or FailedBinding / ExternalProvisioning / WaitForFirstConsumer or
---     WaitForPodScheduled);
+--     Event about it (ProvisioningFailed naming a StorageClass not found — where the
+--     recording holds StorageClasses, the claim's class absent from their list at ts,
+--     the list named — / other ProvisioningFailed or FailedBinding / ExternalProvisioning /
+--     WaitForFirstConsumer or WaitForPodScheduled);
 --   pvc_lost: a claim in phase Lost (ClaimLost); pv_released: a volume Released by its
 --     claim (reclaim policy Retain: an administrator must act — stuck only with policy
 --     Delete, past threshold_s: its deleter has not removed it); pv_failed: a volume in
@@ -196,7 +197,7 @@ missing AS (
       AND l.received_at <= ts - to_seconds(threshold_s)),
 -- claims and volumes
 storage AS MATERIALIZED (
-    SELECT l.kind, l.namespace, l.name, l.uid, l.event_id, l.received_at, v.phase,
+    SELECT l.kind, l.cluster, l.namespace, l.name, l.uid, l.event_id, l.received_at, v.phase,
            v.storage_class, v.reclaim_policy, v.claim_namespace, v.claim_name,
            v.status_reason, v.status_message
     FROM state_at(ts) l JOIN volumes v USING (event_id)
@@ -206,12 +207,27 @@ claim_events AS (
     WHERE e.reason IN ('ProvisioningFailed', 'FailedBinding', 'ExternalProvisioning',
                        'WaitForFirstConsumer', 'WaitForPodScheduled')
     GROUP BY uid),
+-- the StorageClasses of each cluster at ts, where the recording watched them (a cluster
+-- with a StorageClass record): the PV controller's "storageclass … not found" may be older
+-- than the class, the list says whether it exists now
+classes AS (
+    SELECT r.cluster, list(l.name ORDER BY l.name) FILTER (WHERE l.name IS NOT NULL) AS names
+    FROM (SELECT DISTINCT cluster FROM raw_events WHERE kind = 'StorageClass'
+          AND received_at <= ts) r
+    LEFT JOIN state_at(ts) l ON l.kind = 'StorageClass' AND l.cluster = r.cluster
+    GROUP BY r.cluster),
 pending_claims AS (
     SELECT s.kind, s.namespace, s.name, s.uid, c.e.reason AS reason, c.e.message AS message,
            c.e.first_at AS first_at, c.e.count AS count, c.e.ids AS ids, s.event_id,
-           regexp_extract(c.e.message, '(?i)storageclass(?:\.storage\.k8s\.io)? "([^"]+)" not found',
-                          1) AS missing_class
+           CASE WHEN k.cluster IS NULL
+                THEN regexp_extract(c.e.message,
+                                    '(?i)storageclass(?:\.storage\.k8s\.io)? "([^"]+)" not found', 1)
+                WHEN s.storage_class <> ''
+                     AND NOT list_contains(coalesce(k.names, []), s.storage_class)
+                THEN s.storage_class ELSE '' END AS missing_class,
+           k.names AS classes
     FROM storage s JOIN claim_events c USING (uid)
+    LEFT JOIN classes k ON k.cluster = s.cluster
     WHERE s.kind = 'PersistentVolumeClaim' AND coalesce(s.phase, 'Pending') = 'Pending'),
 claim_findings AS (
     SELECT kind, namespace, name, uid,
@@ -223,7 +239,9 @@ claim_findings AS (
                 ELSE 'waiting_for_consumer' END AS cause,
            first_at AS since,
            CASE WHEN missing_class <> '' THEN 'StorageClass "' || missing_class
-                                              || '" does not exist — ' ELSE '' END
+                    || '" does not exist' || coalesce(' (the StorageClasses: '
+                        || nullif(array_to_string(classes, ', '), '') || ')', '')
+                    || ' — ' ELSE '' END
                || reason || ': ' || message
                || CASE WHEN count > 1 THEN ' (×' || count || ')' ELSE '' END AS detail,
            [event_id] || ids AS evidence, event_id,

@@ -13,7 +13,8 @@
     "creationTimestamp": "TIMESTAMP", "deletionTimestamp": "TIMESTAMP",
     "deletionGracePeriodSeconds": "BIGINT", "generation": "BIGINT",
     "finalizers": ["VARCHAR"], "labels": "MAP(VARCHAR, VARCHAR)",
-    "annotations": {"deployment.kubernetes.io/revision": "VARCHAR"},
+    "annotations": {"deployment.kubernetes.io/revision": "VARCHAR",
+                    "storageclass.kubernetes.io/is-default-class": "VARCHAR"},
     "ownerReferences": [{"kind": "VARCHAR", "name": "VARCHAR", "uid": "VARCHAR",
                          "controller": "BOOLEAN", "blockOwnerDeletion": "BOOLEAN"}],
     "managedFields": [{"manager": "VARCHAR", "subresource": "VARCHAR", "time": "TIMESTAMP"}]
@@ -45,7 +46,8 @@
     "claimRef": {"namespace": "VARCHAR", "name": "VARCHAR"},
     "attacher": "VARCHAR", "source": {"persistentVolumeName": "VARCHAR"},
     "holderIdentity": "VARCHAR", "leaseDurationSeconds": "BIGINT", "renewTime": "TIMESTAMP",
-    "finalizers": ["VARCHAR"]
+    "finalizers": ["VARCHAR"], "type": "VARCHAR", "selector": "JSON", "minAvailable": "JSON",
+    "maxUnavailable": "JSON"
   },
   "status": {
     "phase": "VARCHAR", "podIP": "VARCHAR", "startTime": "TIMESTAMP", "reason": "VARCHAR",
@@ -86,7 +88,9 @@
     "active": "INTEGER", "succeeded": "INTEGER", "failed": "INTEGER",
     "completionTime": "TIMESTAMP", "currentRevision": "VARCHAR", "updateRevision": "VARCHAR",
     "attached": "BOOLEAN", "attachError": {"message": "VARCHAR"},
-    "detachError": {"message": "VARCHAR"}
+    "detachError": {"message": "VARCHAR"},
+    "disruptionsAllowed": "INTEGER", "currentHealthy": "INTEGER", "desiredHealthy": "INTEGER",
+    "expectedPods": "INTEGER"
   },
   "addressType": "VARCHAR",
   "endpoints": [{"addresses": ["VARCHAR"], "nodeName": "VARCHAR",
@@ -94,6 +98,7 @@
                                 "terminating": "BOOLEAN"},
                  "targetRef": {"kind": "VARCHAR", "namespace": "VARCHAR", "name": "VARCHAR",
                                "uid": "VARCHAR"}}],
+  "provisioner": "VARCHAR", "volumeBindingMode": "VARCHAR", "reclaimPolicy": "VARCHAR",
   "reason": "VARCHAR", "message": "VARCHAR", "note": "VARCHAR", "type": "VARCHAR",
   "action": "VARCHAR", "reportingController": "VARCHAR", "reportingInstance": "VARCHAR",
   "regarding": {"kind": "VARCHAR", "namespace": "VARCHAR", "name": "VARCHAR",
