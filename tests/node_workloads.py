@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tests.infra.images import BUSYBOX_IMAGE
-from tests.infra.k8s import LocalControlPlane
-from tests.infra.node import pod_placement
+from tests.infra.k8s import ControlPlaneError, LocalControlPlane
+from tests.infra.node import NODE_NAME, TAINT, pod_placement
 
 Manifest = dict[str, Any]
 
@@ -179,3 +180,68 @@ def rollout(plane: LocalControlPlane, namespace: str, prestop_seconds: int,
     time.sleep(2)  # a steady state before the rollout, as in production
     plane.kubectl("set", "env", "deploy/web", "-n", namespace, "VERSION=2")
     plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=180s")
+
+
+# The nodes a drained Deployment may run on: the real node, then the spare node the drain
+# moves its pods to (kwok's, labelled only once the drain may proceed).
+DRAIN_TARGET = "ktrace.test/drain-target"
+# The pods a drain evicts (kubectl drain --pod-selector): this namespace's only, whatever
+# else other tests left on the shared node.
+DRAINED = "ktrace.test/drained"
+
+
+def drained_web(namespace: str) -> list[Manifest]:
+    """The web Deployment on the nodes labelled DRAIN_TARGET, and a PodDisruptionBudget that
+    needs both its pods: no eviction is allowed until it is relaxed."""
+    web = web_deployment("web", namespace)
+    web["spec"]["template"]["metadata"]["labels"][DRAINED] = namespace
+    web["spec"]["template"]["spec"]["nodeSelector"] = {DRAIN_TARGET: "true"}
+    web["spec"]["template"]["spec"]["tolerations"] = [{**TAINT, "operator": "Equal"}]
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+              "metadata": {"name": "web", "namespace": namespace},
+              "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}}
+    return [web, budget]
+
+
+@dataclass
+class Drain:
+    blocked_at: float  # epoch seconds: the first drain gave up, the node cordoned, pods on it
+    refused: str  # what kubectl drain said then
+    passed_at: float  # the second drain evicted both pods
+
+
+def drain_blocked_then_allowed(plane: LocalControlPlane, namespace: str, spare_node: str,
+                               blocked_s: int = 12) -> Drain:
+    """A graceful drain of the real node through the Eviction API (kubectl drain), blocked by
+    the web Deployment's PodDisruptionBudget (minAvailable 2 of 2), then allowed once spare
+    capacity is labelled and the budget relaxed to minAvailable 1. The node is uncordoned and
+    both labels removed at the end, as found. The first drain retries for ``blocked_s``."""
+    def wait_budget(field: str, value: int) -> None:
+        plane.kubectl("wait", f"--for=jsonpath={{.status.{field}}}={value}", "pdb/web", "-n", namespace,
+                      "--timeout=60s")
+
+    def drain(timeout: str) -> None:
+        plane.kubectl("drain", NODE_NAME, "--ignore-daemonsets", "--pod-selector", f"{DRAINED}={namespace}",
+                      f"--timeout={timeout}")
+
+    plane.kubectl("label", "node", NODE_NAME, f"{DRAIN_TARGET}=true")
+    try:
+        apply(plane, *drained_web(namespace))
+        plane.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=120s")
+        wait_budget("currentHealthy", 2)
+        try:
+            drain(f"{blocked_s}s")
+            raise AssertionError("the drain passed although the budget allows no disruption")
+        except ControlPlaneError as refused:
+            blocked = Drain(time.time(), str(refused), 0.0)
+        time.sleep(3)  # the blocked drain as an incident would see it
+        plane.kubectl("label", "node", spare_node, f"{DRAIN_TARGET}=true")
+        plane.kubectl("patch", "pdb", "web", "-n", namespace, "--type=merge", "-p", '{"spec":{"minAvailable":1}}')
+        wait_budget("disruptionsAllowed", 1)
+        drain("100s")  # within kubectl()'s 120 s
+        blocked.passed_at = time.time()
+        time.sleep(3)
+        return blocked
+    finally:
+        plane.kubectl("uncordon", NODE_NAME)
+        plane.kubectl("label", "node", NODE_NAME, spare_node, f"{DRAIN_TARGET}-")

@@ -41,12 +41,13 @@ def get(plane: LocalControlPlane, *args: str) -> dict[str, Any]:
 class Recording:
     """``ktrace record`` into a local log, as a process of its own; replayed on stop."""
 
-    def __init__(self, plane: LocalControlPlane, directory: Path, namespace: str) -> None:
+    def __init__(self, plane: LocalControlPlane, directory: Path, namespace: str,
+                 kinds: str = "pods,endpointslices,replicasets,deployments,events,jobs") -> None:
         self.directory = directory
         run_ktrace = "import sys; from ktrace.cli import main; sys.argv[0] = 'ktrace'; main()"
         argv = [sys.executable, "-c", run_ktrace, "record", "--kubeconfig", str(plane.kubeconfig),
                 "--out", str(directory / "log"), "--state-dir", str(directory / "state"), "-n", namespace,
-                "--kinds", "pods,endpointslices,replicasets,deployments,events,jobs"]
+                "--kinds", kinds]
         self.log = (directory / "recorder.log").open("wb")
         self.process = subprocess.Popen(argv, stderr=self.log, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
         time.sleep(3)  # its first LIST is in before the scenario starts

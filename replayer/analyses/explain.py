@@ -136,7 +136,8 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
                   "not_ready": "Running but not Ready", "not_created": "Cannot create its pods",
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
                   "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
-                  "lost": "Lost", "failed": "Failed", "released": "Released, not deleted"}
+                  "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
+                  "drain_blocked": "Drain blocked"}
 #: the states of object_findings_at that are not stuck: how an object ended or waits
 OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
                   "claim_waiting": "Waiting for a consumer", "released": "Released"}

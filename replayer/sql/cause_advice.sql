@@ -40,4 +40,5 @@ VALUES
     ('waiting_for_consumer', 'nothing to do until a pod uses the claim; if one does and stays Pending, see the pod''s own cause'),
     ('pvc_lost', 'the volume bound to the claim is gone: restore it from a backup, or delete and recreate the claim'),
     ('pv_released', 'Retain: reclaim it by hand (copy what is needed, then delete the volume, or clear spec.claimRef to make it Available again); Delete: check the provisioner''s logs for why it has not deleted the volume'),
-    ('pv_failed', 'read the message above and the provisioner''s logs; delete the backing storage by hand if needed, then the volume')
+    ('pv_failed', 'read the message above and the provisioner''s logs; delete the backing storage by hand if needed, then the volume'),
+    ('drain_blocked', 'the budget named above needs more healthy pods than it would keep: give its pods room elsewhere (an uncordoned node their nodeSelector and tolerations fit) and wait for them to be Ready, or relax minAvailable/maxUnavailable; kubectl drain retries every 5 s until its --timeout')

@@ -90,7 +90,7 @@
     "attached": "BOOLEAN", "attachError": {"message": "VARCHAR"},
     "detachError": {"message": "VARCHAR"},
     "disruptionsAllowed": "INTEGER", "currentHealthy": "INTEGER", "desiredHealthy": "INTEGER",
-    "expectedPods": "INTEGER"
+    "expectedPods": "INTEGER", "disruptedPods": "MAP(VARCHAR, TIMESTAMP)"
   },
   "addressType": "VARCHAR",
   "endpoints": [{"addresses": ["VARCHAR"], "nodeName": "VARCHAR",

@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, event_line, eviction_resource, k8s_events, pods, raw_events, resource_pressure
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, k8s_events, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -7,6 +7,10 @@
 --              version nearest before it says it, the Evicted Event;
 --   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
 --              reason: kubelet_admission_reasons, OutOf<resource>);
+--   evicted    (eviction_api) evicted through the Eviction API (DisruptionTarget
+--              EvictionByEvictionAPI, "Eviction API: evicting": a drain, an autoscaler),
+--              with the budget version that counted it (the pod in its disruptedPods) and
+--              whether its node was cordoned then;
 --   preempted  the scheduler preempted it (a Preempted Event, or DisruptionTarget
 --              PreemptionByScheduler / 1.26's PreemptionByKubeScheduler);
 --   oom_killed a container of a Failed pod ended OOMKilled (restartPolicy Never/OnFailure
@@ -122,6 +126,51 @@ o_preempted AS (
     FROM pod p LEFT JOIN preemption pr USING (uid)
     WHERE pr.uid IS NOT NULL
        OR EXISTS (SELECT 1 FROM pod_events e WHERE e.uid = p.uid AND e.reason = 'Preempted')),
+api_eviction AS (
+    SELECT c.uid, arg_min({'message': c.message, 'at': coalesce(c.last_transition, r.received_at),
+                           'received_at': r.received_at, 'event_id': c.event_id}, r.received_at) AS cond
+    FROM conditions c JOIN raw_events r USING (event_id)
+    WHERE c.kind = 'Pod' AND c.type = 'DisruptionTarget' AND c.status = 'True'
+      AND c.reason = 'EvictionByEvictionAPI' AND r.received_at <= ts AND c.uid IN (SELECT uid FROM pod)
+    GROUP BY c.uid),
+-- the first budget version whose disruptedPods names the pod: the eviction it allowed
+counting_budget AS (
+    SELECT a.uid, arg_min({'name': b.namespace || '/' || b.name, 'allowed': d.disruptions_allowed,
+                           'healthy': d.current_healthy, 'needed': d.desired_healthy,
+                           'event_id': b.event_id}, b.received_at) AS budget
+    FROM api_eviction a JOIN pod p USING (uid)
+    JOIN raw_events b ON b.kind = 'PodDisruptionBudget' AND b.cluster = p.cluster
+         AND b.namespace = p.namespace AND b.received_at <= ts
+    JOIN disruption_budgets d ON d.event_id = b.event_id AND list_contains(d.disrupted_pods, p.name)
+    GROUP BY a.uid),
+-- the node's version newest before the eviction: cordoned by a drain, or not
+eviction_node AS (
+    SELECT a.uid, arg_max({'unschedulable': n.unschedulable, 'event_id': r.event_id}, r.received_at) AS node
+    FROM api_eviction a JOIN pod p USING (uid)
+    JOIN raw_events r ON r.kind = 'Node' AND r.name = p.node AND r.cluster = p.cluster
+         AND r.received_at <= a.cond.received_at
+    JOIN nodes n ON n.event_id = r.event_id
+    GROUP BY a.uid),
+o_api_evicted AS (
+    SELECT a.uid, 'evicted' AS cause, a.cond.at AS at,
+           concat_ws(' — ', 'eviction_api',
+               'DisruptionTarget EvictionByEvictionAPI: ' || coalesce(a.cond.message, '(no message)'),
+               CASE WHEN cb.budget IS NOT NULL
+                    THEN 'PodDisruptionBudget ' || cb.budget.name || ' allowed it (the pod in its '
+                         || 'disruptedPods; then ' || cb.budget.allowed || ' more allowed, '
+                         || cb.budget.healthy || ' healthy, ' || cb.budget.needed || ' needed)'
+                    WHEN EXISTS (SELECT 1 FROM session_topics t WHERE t.cluster = p.cluster
+                                 AND t.topic LIKE '%poddisruptionbudgets')
+                    THEN 'no recorded PodDisruptionBudget counted it'
+                    ELSE 'PodDisruptionBudgets: not recorded' END,
+               coalesce('node ' || p.node, 'the node') || CASE en.node.unschedulable
+                   WHEN true THEN ' cordoned (spec.unschedulable): a drain'
+                   WHEN false THEN ' not cordoned'
+                   ELSE ': not recorded' END) AS detail,
+           list_sort(list_filter([a.cond.event_id, cb.budget.event_id, en.node.event_id],
+                       lambda x: x IS NOT NULL)) AS evidence
+    FROM api_eviction a JOIN pod p USING (uid)
+    LEFT JOIN counting_budget cb USING (uid) LEFT JOIN eviction_node en USING (uid)),
 o_oom AS (
     SELECT v.uid, 'oom_killed' AS cause, min(k.finished_at) AS at,
            string_agg(DISTINCT container_line(k) || '; memory limit '
@@ -133,7 +182,8 @@ o_oom AS (
     GROUP BY v.uid),
 found AS (
     SELECT * FROM o_evicted UNION ALL SELECT * FROM o_admission
-    UNION ALL SELECT * FROM o_preempted UNION ALL SELECT * FROM o_oom)
+    UNION ALL SELECT * FROM o_preempted UNION ALL SELECT * FROM o_api_evicted
+    UNION ALL SELECT * FROM o_oom)
 SELECT 'Pod' AS kind, p.namespace, p.name, p.uid, f.cause AS problem, f.at AS since,
        epoch(ts - f.at) AS stuck_for_s, p.node, f.cause AS top_cause,
        [{'cause': f.cause, 'score': cs.score, 'detail': f.detail, 'evidence': f.evidence}]
