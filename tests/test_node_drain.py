@@ -16,7 +16,7 @@ import pytest
 from tests import node_workloads as w
 from tests.infra.k8s import LocalControlPlane
 from tests.infra.node import NODE_NAME, RealNode
-from tests.test_node import Recording, get
+from tests.node_recorder import Recording, get
 
 pytestmark = pytest.mark.node
 KINDS = "pods,nodes,poddisruptionbudgets,replicasets,deployments,events"
