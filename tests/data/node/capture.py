@@ -29,6 +29,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -77,7 +79,10 @@ def versions(node: RealNode) -> str:
     ]) + "\n"
 
 
-def main(out: Path) -> None:
+@contextmanager
+def recorded_node(out: Path) -> Iterator[LocalControlPlane]:
+    """A control plane with one kwok node and the real node, ``ktrace record`` (default
+    kinds) into OUT/recording and the node's versions in OUT/versions.txt; all stopped after."""
     plane = LocalControlPlane(work_dir=out / "plane", nodes=1)
     plane.start()
     node = RealNode(plane, work_dir=out / "node")
@@ -87,17 +92,22 @@ def main(out: Path) -> None:
         (out / "versions.txt").write_text(versions(node))
         recording = recorder(plane, out / "recording")
         time.sleep(3)
-        failing_workloads(plane)
-        w.rollout(plane, namespace(plane, "race"), prestop_seconds=0)
-        w.rollout(plane, namespace(plane, "prestop"), prestop_seconds=3)
-        stop_stubborn(plane)
-        time.sleep(90)  # back-offs grow, Jobs give up, the eviction comes, the deadline passes
+        yield plane
     finally:
         if recording is not None:
             recording.terminate()
             recording.wait(timeout=30)
         node.stop()
         plane.stop()
+
+
+def main(out: Path) -> None:
+    with recorded_node(out) as plane:
+        failing_workloads(plane)
+        w.rollout(plane, namespace(plane, "race"), prestop_seconds=0)
+        w.rollout(plane, namespace(plane, "prestop"), prestop_seconds=3)
+        stop_stubborn(plane)
+        time.sleep(90)  # back-offs grow, Jobs give up, the eviction comes, the deadline passes
 
 
 if __name__ == "__main__":
