@@ -18,4 +18,4 @@ VALUES
     ('sandbox', 'cni', 'the network plugin failed to set up the pod''s network: check the CNI plugin''s pods and logs on the node named above'),
     ('sandbox', 'runtime_handler', 'the container runtime on the node has no handler for the pod''s RuntimeClass: configure it there, or use another RuntimeClass'),
     ('evicted', 'node_condition', 'the kubelet refused the pod because the node was under the pressure named above: wait for it to clear, or place the pod elsewhere'),
-    ('evicted', 'eviction_api', 'a planned disruption (kubectl drain, an autoscaler, a descheduler) asked the Eviction API and the budget named above allowed it; the owner makes a replacement elsewhere — see the node''s story for the drain')
+    ('evicted', 'eviction_api', 'a planned disruption (kubectl drain, an autoscaler, a descheduler) asked the Eviction API and the budget named above allowed it; its owner makes a replacement, placed on another node while this one is cordoned')
