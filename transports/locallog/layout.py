@@ -35,6 +35,7 @@ from fastavro.schema import to_parsing_canonical_form
 from schemas.errors import DecodeError, TransportError
 
 SEGMENT_SUFFIX = ".avro"
+TIME_INDEX_SUFFIX = ".times.json"
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
@@ -49,6 +50,11 @@ _decompressor = zstandard.ZstdDecompressor()
 
 def segment_name(index: int) -> str:
     return f"{index:010d}{SEGMENT_SUFFIX}"
+
+
+def time_index_path(segment_path: str) -> str:
+    """The segment's time index (``timeindex``), beside it: ``<index>.times.json``."""
+    return segment_path[: -len(SEGMENT_SUFFIX)] + TIME_INDEX_SUFFIX
 
 
 def segment_index(name: str) -> int | None:
@@ -110,7 +116,15 @@ def apply_retention(topic_dir: str, current: int, max_bytes: int | None,
         note = retained(topic_dir)
         _note_retention(topic_dir, index, note["bytes"] + sizes[path])
         os.remove(path)
+        remove_time_index(path)
         total -= sizes[path]
+
+
+def remove_time_index(segment_path: str) -> None:
+    try:
+        os.remove(time_index_path(segment_path))
+    except FileNotFoundError:
+        pass
 
 
 def retained(topic_dir: str) -> dict:

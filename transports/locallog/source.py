@@ -6,17 +6,33 @@ import logging
 import mmap
 import os
 import time
+from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from schemas import codec, envelope
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 from transports import locator
-from transports.locallog import layout
+from transports.locallog import layout, timeindex
 from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
 _RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
+#: Yielded by a windowed segment read at a block wholly after ``--until``: the topic's read
+#: stops there, as it would at that block's first record.
+_PAST_WINDOW = object()
+
+
+@dataclass
+class ReadCounts:
+    """What the reads of a source touched: blocks decompressed and their bytes, blocks and
+    segments the time index let a window skip, and indexes (re)built from their segments."""
+
+    blocks_read: int = 0
+    bytes_read: int = 0
+    blocks_skipped: int = 0
+    segments_skipped: int = 0
+    indexes_built: int = 0
 
 
 class LocalLogSource:
@@ -28,6 +44,7 @@ class LocalLogSource:
             raise TransportError(f"{directory} is one topic's directory (it holds segments); "
                                  f"give the local log's root, {parent}")
         self._directory = directory
+        self.counts = ReadCounts()
         self.locator = locator.LOCAL + os.path.realpath(directory)
 
     def record_at(self, topic: str, partition: int, offset: int) -> codec.Record | None:
@@ -95,7 +112,12 @@ class LocalLogSource:
         summaries = []
         for topic in topics:
             count, first, last = 0, None, None
-            for item in self._read_topic(topic, None, None, None):
+            for item in self._read_topic(topic, None, None, None, summaries=True):
+                if isinstance(item, timeindex.BlockTimes):
+                    count += item.count
+                    first = item.first_us if first is None else min(first, item.first_us)
+                    last = item.last_us if last is None else max(last, item.last_us)
+                    continue
                 if isinstance(item, DeliveryRun):
                     times = [row[_RECEIVED_AT] for row in item.rows]
                 elif item.record is not None:
@@ -113,7 +135,10 @@ class LocalLogSource:
         """Nothing to release: files are opened per read."""
 
     def _read_topic(self, topic: str, after: int | None, since_us: int | None,
-                    until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
+                    until_us: int | None, *, summaries: bool = False
+                    ) -> Iterator[Delivery | DeliveryRun | timeindex.BlockTimes]:
+        """The topic's records after ``after`` in the window; with ``summaries``, an indexed
+        block whose times are known comes as its index entry, not read."""
         topic_dir = os.path.join(self._directory, topic)
         if not os.path.isdir(topic_dir):
             return
@@ -129,7 +154,17 @@ class LocalLogSource:
             if index < after_segment:
                 continue
             newest = index == segments[-1][0]
-            for item in _read_segment(topic, index, path, after, newest=newest):
+            windowed = (since_us is not None or until_us is not None or summaries
+                        ) and index > after_segment
+            items = (_read_segment_window(topic, index, path, since_us, until_us, self.counts,
+                                          newest=newest, summaries=summaries) if windowed
+                     else _read_segment(topic, index, path, after, self.counts, newest=newest))
+            for item in items:
+                if item is _PAST_WINDOW:
+                    return
+                if isinstance(item, timeindex.BlockTimes):
+                    yield item
+                    continue
                 if isinstance(item, DeliveryRun) and since_us is None and until_us is None:
                     yield item
                     continue
@@ -187,7 +222,7 @@ def _missing_segments(topic: str, first: int, stop: int) -> Delivery:
                        f"segment {names} missing")
 
 
-def _read_segment(topic: str, index: int, path: str, after: int | None, *,
+def _read_segment(topic: str, index: int, path: str, after: int | None, counts: ReadCounts, *,
                   newest: bool) -> Iterator[Delivery | DeliveryRun]:
     resuming_here = after is not None and layout.split_position(after)[0] == index
     try:
@@ -213,11 +248,11 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, *,
                     yield _unreadable(topic, index, 0, _whole_segment(index)[1], size,
                                       f"segment {os.path.basename(path)}: {exc}")
                 return
-            yield from _read_blocks(topic, index, data, header, after, live=live)
+            yield from _read_blocks(topic, index, data, header, after, counts, live=live)
 
 
 def _read_blocks(topic: str, index: int, data: mmap.mmap, header: layout.SegmentHeader,
-                 after: int | None, *, live: bool) -> Iterator[Delivery | DeliveryRun]:
+                 after: int | None, counts: ReadCounts, *, live: bool) -> Iterator[Delivery | DeliveryRun]:
     start, skip_through = None, -1
     if after is not None:
         segment, block_pos, in_block = layout.split_position(after)
@@ -229,12 +264,97 @@ def _read_blocks(topic: str, index: int, data: mmap.mmap, header: layout.Segment
                 continue  # reported by the run that stopped here
             if item.at_end and live:
                 return  # a block the writer is still appending: wait for it
-            yield _unreadable(topic, index, item.position,
-                              layout.make_position(index, item.end, 0),
-                              item.end - item.position, item.reason)
+            yield _damaged(topic, index, item)
             continue
+        counts.blocks_read += 1
+        counts.bytes_read += item.end - item.position
         first = skip_through + 1 if item.position == start else 0
         yield from _block_records(topic, index, item, header.fingerprint, first)
+
+
+def _damaged(topic: str, index: int, damage: layout.Damage) -> Delivery:
+    return _unreadable(topic, index, damage.position, layout.make_position(index, damage.end, 0),
+                       damage.end - damage.position, damage.reason)
+
+
+def _read_segment_window(topic: str, index: int, path: str, since_us: int | None,
+                         until_us: int | None, counts: ReadCounts, *, newest: bool,
+                         summaries: bool = False) -> Iterator[Delivery | DeliveryRun | object]:
+    """A closed segment's blocks that the window may hold, found by its time index (built
+    first when missing or unusable); a segment being written, or one that cannot be indexed
+    (no file, no header), is read whole, as without a window. With ``summaries``, a block of
+    known times is given as its index entry instead of its records."""
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        yield from _read_segment(topic, index, path, None, counts, newest=newest)
+        return
+    with fh:
+        stat = os.fstat(fh.fileno())
+        if stat.st_size == 0 or (newest and layout.is_being_written(fh)):
+            yield from _read_segment(topic, index, path, None, counts, newest=newest)
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            try:
+                header = layout.read_header(data)
+            except DecodeError:
+                yield from _read_segment(topic, index, path, None, counts, newest=newest)
+                return
+            found = _time_index(topic, path, data, header, stat, counts)
+            read_any = False
+            for entry in found.entries:
+                if isinstance(entry, layout.Damage):
+                    yield _damaged(topic, index, entry)
+                    continue
+                if entry.before(since_us):
+                    counts.blocks_skipped += 1
+                    continue
+                if entry.after(until_us):
+                    yield _PAST_WINDOW
+                    return
+                if summaries and entry.first_us is not None:
+                    yield entry
+                    continue
+                block = next(layout.scan_blocks(data, header, entry.position))
+                if not isinstance(block, layout.Block) or block.end != entry.end:
+                    yield _unreadable(topic, index, entry.position,
+                                      layout.make_position(index, entry.end, 0),
+                                      entry.end - entry.position,
+                                      "the block the time index points at changed")
+                    continue
+                read_any = True
+                counts.blocks_read += 1
+                counts.bytes_read += block.end - block.position
+                yield from _block_records(topic, index, block, header.fingerprint, 0)
+            counts.segments_skipped += not read_any
+
+
+def _time_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
+                stat: os.stat_result, counts: ReadCounts) -> timeindex.TimeIndex:
+    found, why = timeindex.load(path, header, stat)
+    if found is not None:
+        return found
+    log.warning("%s: time index of %s %s: rebuilt from the segment", topic,
+                os.path.basename(path), why)
+    found = timeindex.build(data, header, stat, lambda block: _block_times(block, header))
+    counts.indexes_built += 1
+    timeindex.save(path, found)
+    return found
+
+
+def _block_times(block: layout.Block, header: layout.SegmentHeader
+                 ) -> tuple[int | None, int | None]:
+    """The first and last receive time of a block's records; None, None when one of them
+    does not decode (its time is unknown, so the block is never skipped)."""
+    times: list[int] = []
+    for item in _block_records("", 0, block, header.fingerprint, 0):
+        if isinstance(item, DeliveryRun):
+            times.extend(row[_RECEIVED_AT] for row in item.rows)
+        elif item.record is None:
+            return None, None
+        else:
+            times.append(item.record["receivedAt"])
+    return (min(times), max(times)) if times else (None, None)
 
 
 def _block_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,

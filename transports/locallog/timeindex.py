@@ -1,0 +1,141 @@
+"""The local log's index by time: beside each closed segment ``<index>.avro``, a small
+sidecar ``<index>.times.json`` that lists the segment's blocks in order with the first and
+last receive time of their records (and the damaged byte ranges between them), so a read of
+a window skips the blocks wholly outside it without reading or decoding them.
+
+The index is derived data: it is built from the segment by the first read that wants it
+and written beside it; one that is missing, unreadable, or does not match its segment (its
+size, modification time or sync marker changed: a segment appended to after the index was
+made) is rebuilt from the segment, and the reader says so. Damage stays in the segment: the
+index only remembers where it is, so it is reported as a full read reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from transports.locallog import layout
+
+log = logging.getLogger(__name__)
+
+_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BlockTimes:
+    """A block's byte range, its number of records, and the earliest and latest receive time
+    of its records (None when a record's time is unknown: a record that does not decode;
+    such a block is read)."""
+
+    position: int
+    end: int
+    count: int
+    first_us: int | None
+    last_us: int | None
+
+    def before(self, since_us: int | None) -> bool:
+        return since_us is not None and self.last_us is not None and self.last_us < since_us
+
+    def after(self, until_us: int | None) -> bool:
+        return until_us is not None and self.first_us is not None and self.first_us > until_us
+
+
+@dataclass(frozen=True)
+class TimeIndex:
+    size: int
+    mtime_ns: int
+    sync: bytes
+    entries: tuple[BlockTimes | layout.Damage, ...]  # in the segment's order
+
+
+def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
+         ) -> tuple[TimeIndex | None, str]:
+    """The segment's index, or None and why it cannot be used ("missing", the damage)."""
+    try:
+        with open(layout.time_index_path(segment_path), "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    try:
+        index = _decode(json.loads(raw))
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        return None, f"damaged ({exc.__class__.__name__}: {exc})"
+    if index.size != stat.st_size or index.mtime_ns != stat.st_mtime_ns or index.sync != header.sync:
+        return None, "out of date (the segment changed after it was indexed)"
+    problem = _tiling_problem(index, header.data_start)
+    if problem:
+        return None, f"damaged ({problem})"
+    return index, ""
+
+
+def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
+          times: Callable[[layout.Block], tuple[int | None, int | None]]) -> TimeIndex:
+    """Index a segment's bytes: ``times`` gives a block's first and last receive time."""
+    entries: list[BlockTimes | layout.Damage] = []
+    for item in layout.scan_blocks(data, header):
+        if isinstance(item, layout.Damage):
+            entries.append(item)
+        else:
+            entries.append(BlockTimes(item.position, item.end, item.count, *times(item)))
+    return TimeIndex(stat.st_size, stat.st_mtime_ns, header.sync, tuple(entries))
+
+
+def save(segment_path: str, index: TimeIndex) -> None:
+    """Write the index beside its segment (atomically); a log directory this reader cannot
+    write to keeps no index, and is indexed again by the next read."""
+    path = layout.time_index_path(segment_path)
+    try:
+        with open(path + ".tmp", "w") as fh:
+            json.dump(_encode(index), fh, separators=(",", ":"))
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        log.info("time index %s not written: %s", path, exc.strerror)
+
+
+def _encode(index: TimeIndex) -> dict:
+    return {
+        "version": _VERSION, "size": index.size, "mtime_ns": index.mtime_ns,
+        "sync": index.sync.hex(),
+        "blocks": [[e.position, e.end, e.count, e.first_us, e.last_us]
+                   if isinstance(e, BlockTimes) else [e.position, e.end, e.at_end, e.reason]
+                   for e in index.entries],
+    }
+
+
+def _decode(raw: dict) -> TimeIndex:
+    if raw["version"] != _VERSION:
+        raise ValueError(f"version {raw['version']!r}")
+    entries: list[BlockTimes | layout.Damage] = []
+    for position, end, *rest in raw["blocks"]:
+        if len(rest) == 2:  # damage: at_end, reason
+            entries.append(layout.Damage(int(position), int(end), bool(rest[0]), str(rest[1])))
+        else:
+            count, first_us, last_us = rest
+            entries.append(BlockTimes(int(position), int(end), int(count), _time(first_us),
+                                      _time(last_us)))
+    return TimeIndex(int(raw["size"]), int(raw["mtime_ns"]), bytes.fromhex(raw["sync"]),
+                     tuple(entries))
+
+
+def _time(value: object) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int):
+        raise TypeError(f"time {value!r}")
+    return value
+
+
+def _tiling_problem(index: TimeIndex, data_start: int) -> str:
+    """The entries must cover the segment's data from its first byte to its last, in order."""
+    pos = data_start
+    for entry in index.entries:
+        if entry.position != pos or entry.end <= pos:
+            return f"entry at {entry.position} where {pos} was expected"
+        pos = entry.end
+    return "" if pos == index.size else f"entries end at {pos}, the segment at {index.size}"
