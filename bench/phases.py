@@ -7,6 +7,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import duckdb
@@ -25,6 +26,9 @@ from transports.kafka.settings import KafkaSettings
 
 Result = dict[str, Any]
 QUERY_RUNS = 3
+#: The window ``window`` loads, as shares of the recording's receive-time span: the middle
+#: tenth, so a start and an end inside the data (the seek and the stop) are both measured.
+WINDOW = (0.45, 0.55)
 
 
 def recorder(workload: str, bootstrap: str | None, prefix: str, state_dir: str,
@@ -58,8 +62,7 @@ def replay(bootstrap: str | None, prefix: str, database: str, store_objects: boo
            log: str | None = None) -> Result:
     """``store_objects``: as ``replay --store-objects all`` (every object's JSON stored);
     ``bootstrap`` None: from the local log at ``log``."""
-    source: Source = (LocalLogSource(log) if bootstrap is None
-                      else KafkaSource(KafkaSettings(bootstrap=bootstrap)))
+    source = _source(bootstrap, log)
     con = db.open_db(database, rebuild=True)
     start = time.perf_counter()
     summary = replay_source(source, con, source_name=source.locator, prefix=prefix,
@@ -69,6 +72,36 @@ def replay(bootstrap: str | None, prefix: str, database: str, store_objects: boo
     source.close()
     return {"events": summary.stats.deliveries, "seconds": seconds, "loaded": summary.records,
             "problems": summary.stats.problem_count(), "duplicates": summary.stats.duplicates}
+
+
+def window(bootstrap: str | None, prefix: str, database: str, log: str | None = None) -> Result:
+    """``replay --since/--until`` of the middle tenth (``WINDOW``) of the recording into a
+    new database, as ``incident`` loads one. Finding the window's times comes first, timed
+    apart (``index_s``): from the local log the first summary builds its time index (once
+    per segment), from Kafka it reads each partition's first and last record."""
+    source = _source(bootstrap, log)
+    start = time.perf_counter()
+    summaries = source.summarize(source.topics(prefix))
+    index_s = time.perf_counter() - start
+    first = min(s.first_received_us for s in summaries if s.first_received_us is not None)
+    last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
+    since_us, until_us = (first + int((last - first) * share) for share in WINDOW)
+    con = db.open_db(database, rebuild=True)
+    start = time.perf_counter()
+    summary = replay_source(source, con, source_name=source.locator, prefix=prefix,
+                            since_us=since_us, until_us=until_us)
+    con.close()
+    seconds = time.perf_counter() - start
+    counts = getattr(source, "counts", None)  # the local log's blocks read and skipped
+    source.close()
+    return {"events": summary.stats.deliveries, "seconds": seconds, "loaded": summary.records,
+            "index_s": index_s, "window_us": [since_us, until_us],
+            "read": asdict(counts) if counts is not None else None}
+
+
+def _source(bootstrap: str | None, log: str | None) -> Source:
+    return (LocalLogSource(log) if bootstrap is None
+            else KafkaSource(KafkaSettings(bootstrap=bootstrap)))
 
 
 def replay_baseline(workload: str, database: str) -> Result:
@@ -112,4 +145,5 @@ PHASES: dict[str, Callable[..., Result]] = {
     "recorder_local": recorder, "recorder_baseline": recorder_baseline,
     "replay": replay, "replay_stored": replay, "replay_local": replay,
     "replay_baseline": replay_baseline, "queries": queries,
+    "window": window, "window_local": window,
 }

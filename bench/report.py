@@ -10,6 +10,8 @@ LABELS = {"recorder": "recorder → Kafka", "recorder_local": "recorder → log"
           "replay": "Kafka → DuckDB", "replay_stored": "… objects stored",
           "replay_local": "local log → DuckDB", "replay_baseline": "DuckDB read_json"}
 REGISTRY_LABEL = "… Confluent framing"
+#: Each source's window phase and the whole load of the same source it is measured beside.
+WINDOWS = {"local log": ("window_local", "replay_local"), "Kafka": ("window", "replay")}
 
 
 def figures(result: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +57,8 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
                 "replay_baseline_rss_mb": top["replay_baseline"]["rss_mb"],
                 "replay_local_eps": top["replay_local"]["eps"],
                 "replay_local_cpu_eps": top["replay_local"]["cpu_eps"],
-                "replay_local_rss_mb": top["replay_local"]["rss_mb"]}
+                "replay_local_rss_mb": top["replay_local"]["rss_mb"],
+                "incident_window": window_summary(largest)}
     if queries is not None:
         out |= {"query_ms": {name: round(queries[name]["median_ms"], 1) for name in ANALYSES},
                 "query_first_ms": {name: round(queries[name]["first_ms"], 1) for name in ANALYSES},
@@ -104,6 +107,22 @@ def recorder_summary(run: dict[str, Any], top: dict[str, Any], largest: dict[str
     return out
 
 
+def window_summary(largest: dict[str, Any]) -> dict[str, Any]:
+    """A tenth of the recording's time loaded as ``incident`` loads it, beside the whole load
+    of the same source in the same run: both times, their ratio, the window's share of the
+    records, and (local log) the blocks read and skipped."""
+    out = {}
+    for source, (window, whole) in WINDOWS.items():
+        if window in largest and whole in largest:
+            w, a = largest[window], largest[whole]
+            out[source] = {"incident_window_s": round(w["seconds"], 2),
+                           "whole_s": round(a["seconds"], 2),
+                           "time_share": round(w["seconds"] / a["seconds"], 3),
+                           "record_share": round(w["loaded"] / max(a["loaded"], 1), 3),
+                           "window_found_s": round(w["index_s"], 2), "read": w["read"]}
+    return out
+
+
 def query_growth(growth: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """Each analysis's median per size it was timed at, and the ratio of the largest size's
     to the next smaller one's (the issue: within 2x from 100k to 1M)."""
@@ -149,6 +168,10 @@ def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 round(s["replay_stored_eps"] / s["replay_baseline_eps"], 2),
                 ">= 1.0x the read_json baseline with --store-objects all"),
         }
+        for source, w in s["incident_window"].items():
+            found[f"incident_window ({source})"] = target(
+                w["time_share"] <= 0.15, w["time_share"],
+                "a tenth of the time in <= 0.15 of the whole load's time, same run")
     if "query_ms" in s:
         at_1m = s["query_events"] >= 1_000_000
         slowest = max(max(s["query_ms"].values()), max(s["query_first_ms"].values()))
@@ -186,6 +209,11 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
             pairs = zip(results["recorder"]["round_eps"], results["recorder_baseline"]["round_eps"])
             lines.append(f"{'':>10}  recorder → Kafka / baseline by round (the median above): "
                          + ", ".join(f"{r:,} / {b:,} = {r / b:.2f}x" for r, b in pairs))
+    for source, w in s.get("incident_window", {}).items():
+        lines.append(f"window of a tenth from the {source}: {w['incident_window_s']:.2f} s "
+                     f"beside the whole load's {w['whole_s']:.2f} s ({w['time_share']:.0%} of "
+                     f"its time, {w['record_share']:.0%} of its records; finding the window "
+                     f"{w['window_found_s']:.2f} s)")
     if "recorder_eps" in s:
         lines += ["", f"recorder at 100k live objects: {s['recorder_rss_mb_at_100k_live']} MB peak RSS "
                       f"({s['recorder_rss_at_100k_live_how']})",

@@ -90,10 +90,11 @@ def save(segment_path: str, index: TimeIndex) -> None:
     """Write the index beside its segment (atomically); a log directory this reader cannot
     write to keeps no index, and is indexed again by the next read."""
     path = layout.time_index_path(segment_path)
+    scratch = f"{path}.{os.getpid()}.tmp"  # two readers indexing at once each write their own
     try:
-        with open(path + ".tmp", "w") as fh:
+        with open(scratch, "w") as fh:
             json.dump(_encode(index), fh, separators=(",", ":"))
-        os.replace(path + ".tmp", path)
+        os.replace(scratch, path)
     except OSError as exc:
         log.info("time index %s not written: %s", path, exc.strerror)
 
