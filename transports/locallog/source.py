@@ -25,8 +25,9 @@ _PAST_WINDOW = object()
 
 @dataclass
 class ReadCounts:
-    """What the reads of a source touched: blocks decompressed and their bytes, blocks and
-    segments the time index let a window skip, and indexes (re)built from their segments."""
+    """What the reads of a source touched: blocks decompressed and their bytes, blocks the
+    time index let a window skip, indexed segments none of whose blocks was read, and
+    indexes (re)built from their segments."""
 
     blocks_read: int = 0
     bytes_read: int = 0
