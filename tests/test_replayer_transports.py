@@ -4,6 +4,7 @@ loading the recorded local log directly."""
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.kafka.settings import KafkaSettings
 from schemas.topics import resource_of
+from tests import samples
 from tests.follower import rest_of, start_follower, wait_for_line
 from tests.replayer_data import recorded_records, recording, rows
 
@@ -90,3 +92,42 @@ def test_follow_loads_records_as_they_are_appended(tmp_path: Path):
     assert follower.returncode == 0, said
     assert any("loaded 510 of 510 records" in line for line in said), said
     assert rows(db.open_db(path), "SELECT count(*) FROM raw_events") == [(510,)]
+
+
+@pytest.mark.kafka
+def test_a_kafka_window_seeks_to_its_start_and_stops_each_partition_at_its_end(
+        kafka_bootstrap: str, unique_topic_prefix: str):
+    """Three bursts a second apart, appended as they are received: the middle one's window
+    is read from its first offset (the seek by append time) and each partition stops at its
+    first record past the end, with what was fetched on and dropped counted."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    sink = KafkaSink(settings, partitions=3)
+    topic = f"{unique_topic_prefix}.pods"
+    bursts: list[list[dict]] = []
+    for burst in range(3):
+        if burst:
+            time.sleep(1.0)
+        now = time.time_ns() // 1000
+        records = [samples.pod_record(f"uid-{i % 30:05d}", burst * 100 + i // 30, burst * 300 + i)
+                   for i in range(300)]
+        for i, record in enumerate(records):
+            record["receivedAt"] = now + i
+            sink.send(topic, record)
+        sink.flush()
+        bursts.append(records)
+    sink.close()
+    since_us, until_us = bursts[1][0]["receivedAt"], bursts[1][-1]["receivedAt"]
+    source = KafkaSource(settings)
+    try:
+        from_start = list(source.read([topic], since_us=since_us))
+        before = source.outside_window  # the seek's: dropped before the window's start
+        window = list(source.read([topic], since_us=since_us, until_us=until_us))
+        after = source.outside_window - before
+    finally:
+        source.close()
+    assert len(from_start) == len(bursts[1]) + len(bursts[2])
+    assert sorted(d.record["seq"] for d in window) == [r["seq"] for r in bursts[1]]
+    assert before == 0  # the seek lands on the window's first record in every partition
+    assert 3 <= after <= len(bursts[2])  # each partition's first record past the end at least
+    print(f"kafka window: {len(window)} records read; fetched past the end and dropped "
+          f"undecoded: {after} of the last burst's {len(bursts[2])}")

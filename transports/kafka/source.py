@@ -52,6 +52,9 @@ class KafkaSource:
         self._by_position: Consumer | None = None
         self._position_topics: set[str] = set()  # whose metadata it has
         self._closed = False
+        #: messages a windowed read fetched and dropped: before ``since_us`` (after the seek
+        #: by append time) or after ``until_us`` (until the partition's fetches stopped)
+        self.outside_window = 0
         try:
             self._topics = self._consumer.list_topics(timeout=settings.connect_timeout_s).topics
         except KafkaException as exc:
@@ -91,6 +94,7 @@ class KafkaSource:
                 for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
                     key = (message.topic(), message.partition())
                     if key in stopped:
+                        self.outside_window += 1
                         continue  # fetched before the partition was paused
                     if message.error() is not None:
                         if message.error().code() == KafkaError._PARTITION_EOF:
@@ -103,8 +107,10 @@ class KafkaSource:
                     if row is not None:  # an envelope-only record: taken into a run
                         received = row[_RECEIVED_AT]
                         if since_us is not None and received < since_us:
+                            self.outside_window += 1
                             continue
                         if until_us is not None and received > until_us:
+                            self.outside_window += 1
                             self._stop(key, stopped, remaining)
                             continue
                         yield from pending.add(key, message.offset(), row, value)
@@ -119,8 +125,10 @@ class KafkaSource:
                         yield delivery
                         continue
                     if record is not None and since_us is not None and record["receivedAt"] < since_us:
+                        self.outside_window += 1
                         continue  # the seek used append times, which come after receive times
                     if record is not None and until_us is not None and record["receivedAt"] > until_us:
+                        self.outside_window += 1
                         self._stop(key, stopped, remaining)
                         continue
                     yield delivery
