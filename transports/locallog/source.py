@@ -34,6 +34,14 @@ class ReadCounts:
     blocks_skipped: int = 0
     segments_skipped: int = 0
     indexes_built: int = 0
+    indexes_missing: int = 0  # of those built: none was kept (said once per read)
+
+    def say_built(self, missing_before: int) -> None:
+        """One line for the segments indexed because they had none (a first windowed read,
+        a directory this reader cannot write to); damaged ones are each said at once."""
+        if self.indexes_missing > missing_before:
+            log.warning("time index built for %d segment(s) that had none",
+                        self.indexes_missing - missing_before)
 
 
 class LocalLogSource:
@@ -90,6 +98,7 @@ class LocalLogSource:
         runs: bool = False,
     ) -> Iterator[Delivery | DeliveryRun]:
         cursors = {t: (after or {}).get((t, 0)) for t in topics}
+        missing_before = self.counts.indexes_missing
         while True:
             progressed = False
             for topic in topics:
@@ -104,13 +113,15 @@ class LocalLogSource:
                         yield item
                     else:
                         yield from item.deliveries()
+            self.counts.say_built(missing_before)
+            missing_before = self.counts.indexes_missing
             if not follow:
                 return
             if not progressed:
                 time.sleep(FOLLOW_POLL_S)
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
-        summaries = []
+        summaries, missing_before = [], self.counts.indexes_missing
         for topic in topics:
             count, first, last = 0, None, None
             for item in self._read_topic(topic, None, None, None, summaries=True):
@@ -130,6 +141,7 @@ class LocalLogSource:
                     first = min(times) if first is None else min(first, *times)
                     last = max(times) if last is None else max(last, *times)
             summaries.append(TopicSummary(topic, 1, count, first, last))
+        self.counts.say_built(missing_before)
         return summaries
 
     def close(self) -> None:
@@ -335,8 +347,11 @@ def _time_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHe
     found, why = timeindex.load(path, header, stat)
     if found is not None:
         return found
-    log.warning("%s: time index of %s %s: rebuilt from the segment", topic,
-                os.path.basename(path), why)
+    if why == "missing":
+        counts.indexes_missing += 1
+    else:
+        log.warning("%s: time index of %s %s: rebuilt from the segment", topic,
+                    os.path.basename(path), why)
     found = timeindex.build(data, header, stat, lambda block: _block_times(block, header))
     counts.indexes_built += 1
     timeindex.save(path, found)
