@@ -18,7 +18,8 @@ from transports.locallog.source import LocalLogSource
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.window", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.window",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("log")
     parser.add_argument("--prefix", default="ktrace")
     opts = parser.parse_args(argv)

@@ -126,7 +126,7 @@ class LocalLogSink:
             return None
         file = open(path, "r+b", buffering=0)
         layout.lock_for_writing(file)
-        layout.remove_time_index(path)  # it grows again: its time index is rebuilt once it is closed
+        layout.remove_time_index(path)  # it grows again: indexed anew once read closed
         file.seek(length)
         return _TopicWriter(topic_dir, index, file, header.sync, length)
 

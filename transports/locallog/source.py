@@ -235,8 +235,8 @@ def _missing_segments(topic: str, first: int, stop: int) -> Delivery:
                        f"segment {names} missing")
 
 
-def _read_segment(topic: str, index: int, path: str, after: int | None, counts: ReadCounts, *,
-                  newest: bool) -> Iterator[Delivery | DeliveryRun]:
+def _read_segment(topic: str, index: int, path: str, after: int | None,
+                  counts: ReadCounts, *, newest: bool) -> Iterator[Delivery | DeliveryRun]:
     resuming_here = after is not None and layout.split_position(after)[0] == index
     try:
         fh = open(path, "rb")
@@ -265,7 +265,8 @@ def _read_segment(topic: str, index: int, path: str, after: int | None, counts: 
 
 
 def _read_blocks(topic: str, index: int, data: mmap.mmap, header: layout.SegmentHeader,
-                 after: int | None, counts: ReadCounts, *, live: bool) -> Iterator[Delivery | DeliveryRun]:
+                 after: int | None, counts: ReadCounts, *,
+                 live: bool) -> Iterator[Delivery | DeliveryRun]:
     start, skip_through = None, -1
     if after is not None:
         segment, block_pos, in_block = layout.split_position(after)

@@ -66,7 +66,7 @@ def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
         index = _decode(json.loads(raw))
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         return None, f"damaged ({exc.__class__.__name__}: {exc})"
-    if index.size != stat.st_size or index.mtime_ns != stat.st_mtime_ns or index.sync != header.sync:
+    if (index.size, index.mtime_ns, index.sync) != (stat.st_size, stat.st_mtime_ns, header.sync):
         return None, "out of date (the segment changed after it was indexed)"
     problem = _tiling_problem(index, header.data_start)
     if problem:
