@@ -67,7 +67,8 @@ def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         return None, f"damaged ({exc.__class__.__name__}: {exc})"
     if (index.size, index.mtime_ns, index.sync) != (stat.st_size, stat.st_mtime_ns, header.sync):
-        return None, "out of date (the segment changed after it was indexed)"
+        # appended to, rewritten, or copied without its times (cp -a and rsync -t keep them)
+        return None, "out of date (the segment's size, modification time or sync marker changed)"
     problem = _tiling_problem(index, header.data_start)
     if problem:
         return None, f"damaged ({problem})"
