@@ -6,7 +6,7 @@ import os
 import pytest
 
 pytest_plugins = ["tests.infra.fixtures_kafka", "tests.infra.fixtures_k8s", "tests.infra.fixtures_node",
-                  "tests.infra.fixtures_registry",
+                  "tests.infra.fixtures_registry", "tests.infra.fixtures_image",
                   "tests.replayer_data", "tests.report_data"]
 
 

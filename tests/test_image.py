@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-import tomllib
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.infra.fixtures_image import IMAGE, VERSION
 from tests.infra.k8s import Cluster, LocalControlPlane
 from tests.infra.node import RealNode, pod_placement
 from tests.replayer_data import load_recording, rows
@@ -23,20 +23,6 @@ pytestmark = pytest.mark.deploy
 REPO = Path(__file__).resolve().parents[1]
 PODMAN = REPO / "compose" / "image" / "podman.sh"
 HARDENED = ["--read-only", "--cap-drop=all", "--user", "10001:10001", "--security-opt", "no-new-privileges"]
-
-
-VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-IMAGE = f"localhost/ktrace:{VERSION}"
-
-
-@pytest.fixture(scope="session")
-def image_archive() -> Path:
-    """The image, built (or found cached: it is named by its context's digest) by
-    compose/image/build.sh into podman's store, and saved as an OCI archive."""
-    done = subprocess.run(["bash", str(REPO / "compose" / "image" / "build.sh")], stdout=subprocess.PIPE,
-                          text=True, timeout=1800)
-    assert done.returncode == 0, "compose/image/build.sh failed; its output is above"
-    return Path(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture
