@@ -241,6 +241,16 @@ def test_the_rendered_chart_passes_server_side_dry_run(helm: Path, k8s_cluster: 
     assert set(done.stdout.split()) == expected
 
 
+@pytest.mark.k8s
+def test_grants_say_which_kinds_are_namespaced_as_the_api_server_does(k8s_cluster: Cluster) -> None:
+    def served(group: str) -> dict[str, bool]:
+        path = f"/apis/{group}/v1" if group else "/api/v1"
+        return {r["name"]: r["namespaced"] for r in json.loads(k8s_cluster.kubectl("get", "--raw", path))["resources"]}
+
+    for kind, grant in GRANTS.items():
+        assert {served(group)[kind] for group in grant["groups"]} == {grant["namespaced"]}, kind
+
+
 # --- the real node: install, record, upgrade, uninstall --------------------------------------------
 
 RELEASE = "ktrace"
@@ -337,7 +347,8 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
                    .get("waiting", {}).get("reason") == "ErrImageNeverPull", "neverpull's ErrImageNeverPull")
         time.sleep(3)  # the kubelet's Events about it reach the recorder
 
-        run_helm(helm, "uninstall", RELEASE, "-n", namespace, "--wait", "--timeout=120s", **helm_on)
+        run_helm(helm, "uninstall", RELEASE, "-n", namespace, "--wait", "--cascade=foreground", "--timeout=120s",
+                 **helm_on)
         assert eventually(lambda: not release_objects(plane) and not recorder_pods(plane, namespace),
                           "every object of the release gone", timeout=90)
         for made_object in made:
