@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,7 @@ import pytest
 import yaml
 
 from ktrace.commands.replay import replay
+from ktrace.commands.serve import serve
 from replayer.analyses.stuck import stuck
 from recorder.kube.catalogue import CATALOGUE
 from schemas.redaction import REFUSED_RESOURCES
@@ -188,12 +191,13 @@ def test_kafka_recorder_and_follower_read_the_same_settings(helm: Path, monkeypa
 
 @pytest.mark.deploy
 def test_the_pod_is_restricted_probed_and_scraped(helm: Path) -> None:
-    docs = render(helm, {"follower": {"enabled": True}})
+    docs = render(helm, {"follower": {"enabled": True, "serve": {"enabled": True}}})
     pod = the(docs, "Deployment")["spec"]["template"]
     spec = pod["spec"]
     assert spec["securityContext"] == {"runAsNonRoot": True, "runAsUser": 10001, "runAsGroup": 10001,
                                        "fsGroup": 10001, "seccompProfile": {"type": "RuntimeDefault"}}
     assert "hostNetwork" not in spec
+    assert [each["name"] for each in spec["containers"]] == ["recorder", "follower", "serve"]
     for each in spec["containers"]:
         assert each["securityContext"] == {"allowPrivilegeEscalation": False, "privileged": False,
                                            "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
@@ -203,6 +207,10 @@ def test_the_pod_is_restricted_probed_and_scraped(helm: Path) -> None:
         {"path": "/healthz", "port": "http-metrics"}, {"path": "/readyz", "port": "http-metrics"})
     assert pod["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": "8080",
                                               "prometheus.io/path": "/metrics"}
+    live = container(the(docs, "Deployment"), "serve")
+    with serve.make_context("serve", live["args"][1:]) as ctx:
+        assert (ctx.params["host"], ctx.params["port"]) == ("127.0.0.1", 8321)  # the pod's loopback only
+    assert {"name": "data", "mountPath": "/var/lib/ktrace", "readOnly": True} in live["volumeMounts"]
     monitor = the(render(helm, {"metrics": {"serviceMonitor": {"enabled": True}}}), "ServiceMonitor")
     service = the(docs, "Service")
     assert monitor["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
@@ -282,11 +290,12 @@ def node_values(plane: LocalControlPlane, storage_class: str, watched: str) -> d
     pod on the tainted real node and its network (no kube-proxy: the API server's Service
     cannot be reached, its address is given), the claim bound to the node's volume."""
     repository, tag = IMAGE.rsplit(":", 1)
-    (metrics_port,) = free_ports(1)  # the host's network: a port free on this machine
+    metrics_port, serve_port = free_ports(2)  # the host's network: ports free on this machine
     return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
             "cluster": "helm-test", "namespaces": [watched],
             "persistence": {"storageClass": storage_class, "size": "1Gi"},
             "metrics": {"port": metrics_port},
+            "follower": {"enabled": True, "serve": {"enabled": True, "port": serve_port}},
             "hostNetwork": True, "apiServer": {"host": "127.0.0.1", "port": str(plane.api_port)},
             **pod_placement()}
 
@@ -301,6 +310,15 @@ def release_objects(plane: LocalControlPlane) -> set[str]:
     kinds = plane.kubectl("api-resources", "--verbs=list", "-o", "name").split()
     return set(plane.kubectl("get", ",".join(kinds), "-A", "-l", f"app.kubernetes.io/instance={RELEASE}",
                              "-o", "name", "--ignore-not-found").split())
+
+
+def page_text(url: str) -> str:
+    """The page's HTML, or "" while nothing answers or it has nothing to draw yet (503)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.read().decode()
+    except (urllib.error.URLError, ConnectionError):
+        return ""
 
 
 def stuck_findings(con: Any) -> list[dict[str, Any]]:
@@ -336,6 +354,10 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
         apply(plane, crash_loop(node_namespace))
         eventually(lambda: container_state(plane, node_namespace, "crasher").get("restartCount", 0) >= 2,
                    "the crasher restarted twice", timeout=120)
+        # The follower keeps its database current and serve draws it: on the host's network
+        # here, its loopback is the machine's.
+        live_page = f"http://127.0.0.1:{values['follower']['serve']['port']}/"
+        eventually(lambda: "crasher" in page_text(live_page), "the live page showing the crasher", timeout=120)
         run_helm(helm, "upgrade", RELEASE, str(CHART), "-n", namespace, "--wait", "--timeout=180s",
                  values={**values, "logLevel": "DEBUG"}, **helm_on)
         (second,) = eventually(lambda: [p for p in recorder_pods(plane, namespace)
