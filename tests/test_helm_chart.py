@@ -186,6 +186,8 @@ def test_kafka_recorder_and_follower_read_the_same_settings(helm: Path, monkeypa
         follows = ctx.params
     assert (follows["bootstrap"], follows["topic_prefix"], follows["follow"], follows["db_path"]) == \
         (kafka["bootstrap"], "prod", True, "/var/lib/ktrace/db/ktrace.duckdb")
+    assert (follows["metrics_port"], follows["metrics_host"]) == (9464, "0.0.0.0")  # scraped on the pod's IP
+    assert follower["ports"] == [{"name": "follow-metrics", "containerPort": 9464, "protocol": "TCP"}]
     assert follower["env"] == recorder["env"]
 
 
@@ -211,10 +213,12 @@ def test_the_pod_is_restricted_probed_and_scraped(helm: Path) -> None:
     with serve.make_context("serve", live["args"][1:]) as ctx:
         assert (ctx.params["host"], ctx.params["port"]) == ("127.0.0.1", 8321)  # the pod's loopback only
     assert {"name": "data", "mountPath": "/var/lib/ktrace", "readOnly": True} in live["volumeMounts"]
-    monitor = the(render(helm, {"metrics": {"serviceMonitor": {"enabled": True}}}), "ServiceMonitor")
+    monitor = the(render(helm, {"metrics": {"serviceMonitor": {"enabled": True}}, "follower": {"enabled": True}}),
+                  "ServiceMonitor")
     service = the(docs, "Service")
     assert monitor["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
-    assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"] == "http-metrics"
+    assert [e["port"] for e in monitor["spec"]["endpoints"]] == [p["name"] for p in service["spec"]["ports"]] == \
+        ["http-metrics", "follow-metrics"]
 
 
 # --- the control plane: server-side dry-run -------------------------------------------------------
@@ -290,12 +294,13 @@ def node_values(plane: LocalControlPlane, storage_class: str, watched: str) -> d
     pod on the tainted real node and its network (no kube-proxy: the API server's Service
     cannot be reached, its address is given), the claim bound to the node's volume."""
     repository, tag = IMAGE.rsplit(":", 1)
-    metrics_port, serve_port = free_ports(2)  # the host's network: ports free on this machine
+    metrics_port, follower_port, serve_port = free_ports(3)  # the host's network: ports free on this machine
     return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
             "cluster": "helm-test", "namespaces": [watched],
             "persistence": {"storageClass": storage_class, "size": "1Gi"},
             "metrics": {"port": metrics_port},
-            "follower": {"enabled": True, "serve": {"enabled": True, "port": serve_port}},
+            "follower": {"enabled": True, "metrics": {"port": follower_port},
+                         "serve": {"enabled": True, "port": serve_port}},
             "hostNetwork": True, "apiServer": {"host": "127.0.0.1", "port": str(plane.api_port)},
             **pod_placement()}
 
@@ -358,6 +363,13 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
         # here, its loopback is the machine's.
         live_page = f"http://127.0.0.1:{values['follower']['serve']['port']}/"
         eventually(lambda: "crasher" in page_text(live_page), "the live page showing the crasher", timeout=120)
+        scraped = f"http://127.0.0.1:{values['follower']['metrics']['port']}/metrics"
+        labels = {"cluster": '"helm-test"', "namespace": f'"{node_namespace}"', "kind": '"Pod"',
+                  "cause": '"crash_loop"'}
+        eventually(lambda: [line for line in page_text(scraped).splitlines()
+                            if line.startswith("ktrace_stuck_objects{") and line.endswith(" 1.0")
+                            and all(f"{k}={v}" in line for k, v in labels.items())],
+                   "the follower's metrics: the crasher stuck in a crash loop", timeout=60)
         run_helm(helm, "upgrade", RELEASE, str(CHART), "-n", namespace, "--wait", "--timeout=180s",
                  values={**values, "logLevel": "DEBUG"}, **helm_on)
         (second,) = eventually(lambda: [p for p in recorder_pods(plane, namespace)
