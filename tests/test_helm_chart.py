@@ -60,11 +60,13 @@ def helm() -> Path:
 
 def run_helm(helm: Path, *args: str, values: dict[str, Any] | None = None,
              kubeconfig: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """helm with the values given on stdin, in a home of its own (no user config read)."""
+    """helm with the values given on stdin, in a home of its own beside its binary in the
+    cache (no user configuration read, nothing left in the user's home)."""
     argv = [str(helm), *args, *(["-f", "-"] if values is not None else []),
             *(["--kubeconfig", str(kubeconfig)] if kubeconfig else [])]
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "HELM_CACHE_HOME": "/tmp/ktrace-helm/cache",
-           "HELM_CONFIG_HOME": "/tmp/ktrace-helm/config", "HELM_DATA_HOME": "/tmp/ktrace-helm/data"}
+    home = helm.parent.parent / "home"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "HELM_CACHE_HOME": str(home / "cache"),
+           "HELM_CONFIG_HOME": str(home / "config"), "HELM_DATA_HOME": str(home / "data")}
     done = subprocess.run(argv, input=json.dumps(values or {}), capture_output=True, text=True, env=env,
                           timeout=600)
     if check:
