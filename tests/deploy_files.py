@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 
+from ktrace.cli import cli
 from ktrace.commands.record import record
 from recorder.kube.catalogue import CATALOGUE
 from tests.infra.k8s import Cluster
@@ -69,12 +71,19 @@ def compose_defaults(args: list[str]) -> list[str]:
     return [re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", arg) for arg in args]
 
 
+def parse_args(command: click.Command, args: list[str]) -> dict[str, Any]:
+    """The options a ktrace command would run with, parsed by the real command with the
+    ktrace group's context settings (without them click keeps the command's help option as
+    a bare --help for the rest of the session, and docs/cli.md's check then fails)."""
+    with command.make_context(command.name, list(args), **cli.context_settings) as ctx:
+        return dict(ctx.params)
+
+
 def parse_record_args(args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The options ``ktrace record`` would run with: the real command parses them."""
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    with record.make_context("record", list(args)) as ctx:
-        return dict(ctx.params)
+    return parse_args(record, args)
 
 
 def container(deployment: dict[str, Any], name: str) -> dict[str, Any]:

@@ -25,8 +25,8 @@ from ktrace.commands.serve import serve
 from replayer.analyses.stuck import stuck
 from recorder.kube.catalogue import CATALOGUE
 from schemas.redaction import REFUSED_RESOURCES
-from tests.deploy_files import (READ_VERBS, container, find, manifest, parse_record_args, rbac_grants,
-                                recorded_grants)
+from tests.deploy_files import (READ_VERBS, container, find, manifest, parse_args, parse_record_args,
+                                rbac_grants, recorded_grants)
 from tests.infra.fixtures_image import IMAGE, VERSION
 from tests.infra.k8s import REPO, Cluster, LocalControlPlane, free_ports
 from tests.infra.node import NODE_NAME, RealNode, pod_placement
@@ -176,7 +176,8 @@ def test_kafka_recorder_and_follower_read_the_same_settings(helm: Path, monkeypa
     params = recorder_params(docs, monkeypatch)
     kafka = KAFKA_VALUES["kafka"]
     assert (params["bootstrap"], params["topic_prefix"], params["kafka_security_protocol"],
-            params["kafka_sasl_mechanism"], params["kafka_sasl_username"]) == (kafka["bootstrap"], "prod", "SASL_SSL", "SCRAM-SHA-512", "ktrace")
+            params["kafka_sasl_mechanism"], params["kafka_sasl_username"]) == (
+        kafka["bootstrap"], "prod", "SASL_SSL", "SCRAM-SHA-512", "ktrace")
     assert params["schema_registry"] == kafka["schemaRegistry"]["url"]
     assert set(TLS_FILES) <= set(recorder["args"])  # the tlsSecret's mount
     assert {"name": "kafka-tls", "mountPath": "/etc/ktrace/kafka-tls", "readOnly": True} in recorder["volumeMounts"]
@@ -184,8 +185,7 @@ def test_kafka_recorder_and_follower_read_the_same_settings(helm: Path, monkeypa
     follower = container(the(docs, "Deployment"), "follower")
     assert follower["command"][-1] == "ktrace" and 'exec ktrace "$@"' in follower["command"][2]
     assert follower["args"][0] == "replay"
-    with replay.make_context("replay", [a for a in follower["args"][1:] if a not in TLS_FILES]) as ctx:
-        follows = ctx.params
+    follows = parse_args(replay, [a for a in follower["args"][1:] if a not in TLS_FILES])
     assert (follows["bootstrap"], follows["topic_prefix"], follows["follow"], follows["db_path"]) == \
         (kafka["bootstrap"], "prod", True, "/var/lib/ktrace/db/ktrace.duckdb")
     assert (follows["metrics_port"], follows["metrics_host"]) == (9464, "0.0.0.0")  # scraped on the pod's IP
@@ -212,8 +212,8 @@ def test_the_pod_is_restricted_probed_and_scraped(helm: Path) -> None:
     assert pod["metadata"]["annotations"] == {"prometheus.io/scrape": "true", "prometheus.io/port": "8080",
                                               "prometheus.io/path": "/metrics"}
     live = container(the(docs, "Deployment"), "serve")
-    with serve.make_context("serve", live["args"][1:]) as ctx:
-        assert (ctx.params["host"], ctx.params["port"]) == ("127.0.0.1", 8321)  # the pod's loopback only
+    served = parse_args(serve, live["args"][1:])
+    assert (served["host"], served["port"]) == ("127.0.0.1", 8321)  # the pod's loopback only
     assert {"name": "data", "mountPath": "/var/lib/ktrace", "readOnly": True} in live["volumeMounts"]
     monitor = the(render(helm, {"metrics": {"serviceMonitor": {"enabled": True}}, "follower": {"enabled": True}}),
                   "ServiceMonitor")
