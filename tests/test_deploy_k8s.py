@@ -335,6 +335,19 @@ spec:
   selector: {app: web}
   ports: [{port: 80}]
 ---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: probe}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: manual}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: probe-pv}
