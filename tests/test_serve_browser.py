@@ -153,3 +153,13 @@ def test_a_database_without_records_yet_answers_503_and_retries(tmp_path: Path):
         assert "holds no records yet" in early.value.read().decode()
     finally:
         stop(server)
+
+
+def test_sigterm_stops_it_cleanly(tmp_path: Path):
+    """As a container's PID 1 it gets SIGTERM, which it would otherwise ignore."""
+    path = str(tmp_path / "empty.duckdb")
+    db.open_db(path).close()
+    server, _ = start_server(path)
+    server.send_signal(signal.SIGTERM)
+    _, stderr = server.communicate(timeout=30)
+    assert server.returncode == 0, stderr

@@ -24,6 +24,7 @@ from ktrace.when import TIME_FORMS, moment
 from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
+from schemas.errors import KtraceError
 
 
 @click.command(short_help="Run SQL against the database (read-only unless --write).")
@@ -46,7 +47,7 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
     \b
       ktrace query "SELECT * FROM pod_lifecycle WHERE pod = \\$pod" -p pod web-1
       echo 'SELECT kind, count(*) FROM raw_events GROUP BY ALL' | ktrace query - -o csv"""
-    from replayer.analyses.query import run_query
+    from replayer.analyses.query import QueryError, run_query
     text = sys.stdin.read() if sql == "-" else sql
     if not text.strip():
         raise click.UsageError("no SQL given (an empty argument or empty stdin)")
@@ -57,6 +58,9 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
         con = open_for_analysis(db_path, parquet_dir)
     try:
         result = run_query(con, text, dict(params), write=write, timeout_s=timeout)
+    except QueryError as exc:
+        lifted_by = {"read_only": "--write allows the rest", "timeout": "--timeout sets it"}
+        raise KtraceError(f"{exc}; {lifted_by[exc.limit]}" if exc.limit else str(exc)) from exc
     finally:
         con.close()
     if result is not None:

@@ -3,6 +3,9 @@ current, read-only, on localhost unless told otherwise."""
 
 from __future__ import annotations
 
+import signal
+import threading
+
 import click
 
 from ktrace.databases import db_option, open_for_analysis
@@ -54,6 +57,9 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"serving {db_path} read-only at http://{shown_host}:{bound_port}/ "
                "(Ctrl-C stops)", err=True)
+    # SIGTERM stops it as Ctrl-C does: as a container's PID 1 an unhandled SIGTERM is ignored.
+    # shutdown() waits for serve_forever, which this (the main) thread runs: ask from another.
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     try:
         server.serve_forever()
     finally:

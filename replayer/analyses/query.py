@@ -23,7 +23,12 @@ DEFAULT_TIMEOUT_S = 30.0
 
 
 class QueryError(KtraceError):
-    """The SQL is empty, not allowed, failed or ran out of time."""
+    """The SQL is empty, not allowed, failed or ran out of time. ``limit`` names the limit
+    it hit ("read_only", "timeout"), so each front end can say how its user lifts it."""
+
+    def __init__(self, message: str, limit: str | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any], *,
@@ -53,8 +58,8 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any
         rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
         return [d[0] for d in cursor.description], rows
     except duckdb.InterruptException as exc:
-        raise QueryError(f"query stopped after the {timeout_s:g} s time limit "
-                         "(--timeout)") from exc
+        raise QueryError(f"query stopped after the {timeout_s:g} s time limit",
+                         "timeout") from exc
     except duckdb.Error as exc:
         raise QueryError(f"query failed: {_first_line(exc)}") from exc
     finally:
@@ -68,9 +73,9 @@ def _check_read_only(statement: Any) -> None:
         return
     if kind.name == "PRAGMA" and _pragma_name(text) in READ_PRAGMAS:
         return
-    raise QueryError(f"{kind.name} is not allowed: ktrace query is read-only "
-                     "(SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, SUMMARIZE, PRAGMA table_info); "
-                     "--write allows the rest")
+    raise QueryError(f"{kind.name} is not allowed: queries are read-only "
+                     "(SELECT, WITH, EXPLAIN, SHOW, DESCRIBE, SUMMARIZE, PRAGMA table_info)",
+                     "read_only")
 
 
 def _pragma_name(text: str) -> str:
