@@ -22,7 +22,7 @@ from recorder import lean, truncation
 from recorder.attribution import Attributor
 from recorder.informer import parse_event
 from recorder.splice import replaced
-from schemas import envelope, topics
+from schemas import envelope, records, topics
 from transports.kafka.framing import FingerprintFraming, Framing, RegistryFraming
 from transports.kafka.registry import RegistryClient, RegistrySettings
 
@@ -49,7 +49,6 @@ def measure(lines: Iterable[bytes], framing: Framing) -> dict[str, float]:
     the Writer does them (``recorder/writer.py`` ``_object``), and the sink's Kafka framing
     (value, headers, key)."""
     attributors = {kind: Attributor() for kind in TARGETS}
-    encoders = {kind: envelope.ObjectEncoder("bench", "s", t.resource) for kind, t in TARGETS.items()}
     clock, events = Clock(), 0
     for line in lines:
         clock.lap("read")
@@ -62,9 +61,12 @@ def measure(lines: Iterable[bytes], framing: Framing) -> dict[str, float]:
         body = replaced(item.obj.body, item.obj.default_spans())
         clock.lap("redact (in place)")
         assert truncation.fits(body, 1_000_000)
-        encoded = encoders[kind].encode(
-            events, item.type, False, api_version, kind, namespace, name, uid, rv,
-            item.received_at, attribution.component, attribution.evidence, body)
+        encoded = envelope.encode(records.object_envelope(
+            cluster="bench", session="s", seq=events, event_type=item.type,
+            resource=TARGETS[kind].resource, api_version=api_version, kind=kind,
+            namespace=namespace, name=name, uid=uid, resource_version=rv, object_json=body,
+            received_at=item.received_at, component=attribution.component,
+            attribution=attribution.evidence))
         clock.lap("Avro encode")
         framing.value(topics.topic_for(TOPIC_PREFIX, TARGETS[kind].resource), encoded)
         framing.headers(item.type, "s", events)

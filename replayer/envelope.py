@@ -1,12 +1,12 @@
-"""Records → the load batch's envelope rows, as one Arrow table.
+"""Envelopes → the load batch's envelope rows, as one Arrow table.
 
-Only the record's envelope is turned into columns here (rows kept as tuples, transposed
-into Arrow arrays: row-by-row INSERTs are ~500x slower). Everything read from the object
+Only the record's envelope is turned into columns here (envelopes kept as they are,
+transposed into Arrow arrays: row-by-row INSERTs are ~500x slower). Everything read from the object
 itself is derived in SQL from the object JSON (``sql/typed/``), the same for recordings and
 kubectl imports; the recorder's optional typed facts are never read.
 
-Rows come as the envelope decoder gives them (``schemas.envelope.ROW_FIELDS``, in bulk from
-a DeliveryRun) or from a Record; objects are never copied: the object column is an Arrow
+Envelopes come as the envelope decoder gives them (``schemas.envelope.Envelope``, in bulk
+from a DeliveryRun, or a lone record's run); objects are never copied: the object column is an Arrow
 binary view array whose values point into the bytes they were decoded from (a local-log
 block, a Kafka message). Copying 8 KB objects into one buffer cost ~7 µs each, mostly page
 faults on the new memory. It is a string view: DuckDB takes it as VARCHAR without checking
@@ -17,12 +17,12 @@ text that is not UTF-8 is not valid JSON, and only parsed objects are stored.
 from __future__ import annotations
 
 import struct
-from typing import Any, Sequence
+from operator import attrgetter
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
-from schemas.codec import Record
-from schemas.envelope import OBJECT_AT, ROW_FIELDS
+from schemas.envelope import Envelope
 
 TS = pa.timestamp("us")
 STR, I32, I64, BOOL = pa.string(), pa.int32(), pa.int64(), pa.bool_()
@@ -41,12 +41,12 @@ SCHEMA = pa.schema([
     ("component", STR), ("attribution", STR),
     ("object", pa.string_view()), ("object_size", I64), ("truncated", BOOL), ("marker", MARKER),
 ])
-#: The columns that hold a row field as it is, by the field's name.
-FIELD_OF = {"api_version": "apiVersion", "resource_version": "resourceVersion",
-            "rv": "resourceVersionNumber", "received_at": "receivedAt",
-            "time_source": "timeSource", "object_size": "objectSize",
-            **{name: name for name in ROW_FIELDS if name in SCHEMA.names}}
-_KIND = ROW_FIELDS.index("kind")
+#: The columns that hold an envelope field as it is (the object is a view, below), and
+#: the field: named alike, but for ``rv``.
+FIELD_OF = {**{name: name for name in Envelope.__struct_fields__
+               if name in SCHEMA.names and name != "object"},
+            "rv": "resource_version_number"}
+_FIELDS = attrgetter(*FIELD_OF.values())
 _VIEW = struct.Struct("<i4sii")  # length, prefix, buffer index, offset (Arrow's layout)
 _INLINE = struct.Struct("<i12s")  # length, the value itself (12 bytes or fewer)
 
@@ -60,20 +60,23 @@ class EnvelopeBatch:
         self.topics: list[str] = []
         self.partitions: list[int] = []
         self.offsets: list[int] = []
-        self.rows: list[tuple] = []
-        self.buffer_of: list[int] = []  # of each row: the buffer its object span is in
+        self.envelopes: list[Envelope] = []
+        self.buffer_of: list[int] = []  # of each envelope: the buffer its object span is in
         self.buffers: list[bytes] = []
-        self.markers: dict[int, dict[str, Any]] = {}  # by row
+        self.markers: dict[int, dict[str, Any]] = {}  # by envelope
         self.kinds: set[str] = set()  # of its records (the typed models of others are skipped)
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.envelopes)
 
-    def add_rows(self, first_id: int, topic: str, partition: int, offsets: Sequence[int],
-                 rows: Sequence[tuple], data: bytes | list[bytes]) -> None:
-        """Envelope rows decoded from ``data`` (one buffer, or one per row), with
-        consecutive event ids from ``first_id``."""
-        count = len(rows)
+    def add_run(self, first_id: int, topic: str, partition: int, offsets: Sequence[int],
+                envelopes: Sequence[Envelope], data: bytes | list[bytes],
+                markers: Mapping[int, dict[str, Any]] | None = None) -> None:
+        """Envelopes decoded from ``data`` (one buffer, or one per envelope), with
+        consecutive event ids from ``first_id``; ``markers`` by their envelope's index."""
+        count = len(envelopes)
+        for i, marker in (markers or {}).items():
+            self.markers[len(self.envelopes) + i] = marker
         if isinstance(data, list):
             self.buffer_of.extend(range(len(self.buffers), len(self.buffers) + count))
             self.buffers.extend(data)
@@ -85,28 +88,17 @@ class EnvelopeBatch:
         self.topics.extend([topic] * count)
         self.partitions.extend([partition] * count)
         self.offsets.extend(offsets)
-        self.rows.extend(rows)
-        self.kinds.update(row[_KIND] for row in rows)
-
-    def add(self, event_id: int, topic: str, partition: int, offset: int, r: Record) -> None:
-        body = r.get("object")
-        if r.get("marker"):
-            self.markers[len(self.rows)] = r["marker"]
-        row = (r["cluster"], r["session"], r["seq"], r["type"], r.get("inferred", False),
-               r["apiVersion"], r["kind"], r["resource"], r.get("namespace"), r.get("name"),
-               r.get("uid"), r.get("resourceVersion"), r.get("resourceVersionNumber"),
-               r.get("timeSource"), r["receivedAt"], r.get("component"), r.get("attribution"),
-               None if body is None else (0, len(body)), r.get("objectSize"),
-               r.get("truncated", False))
-        self.add_rows(event_id, topic, partition, [offset], [row], body or b"")
+        self.envelopes.extend(envelopes)
+        self.kinds.update(e.kind for e in envelopes)
 
     def table(self) -> pa.Table:
-        fields = dict(zip(ROW_FIELDS, zip(*self.rows))) if self.rows else {}
-        columns = {"event_id": self.ids, "source_id": [self.source_id] * len(self.rows),
+        count = len(self.envelopes)
+        values = zip(*map(_FIELDS, self.envelopes)) if count else [()] * len(FIELD_OF)
+        columns = {"event_id": self.ids, "source_id": [self.source_id] * count,
                    "topic": self.topics, "partition": self.partitions, "offset": self.offsets,
-                   **{column: list(fields.get(field, ())) for column, field in FIELD_OF.items()}}
+                   **{column: list(field) for column, field in zip(FIELD_OF, values)}}
         columns["time_source"] = [source or "received" for source in columns["time_source"]]
-        columns["marker"] = [_marker(self.markers.get(i)) for i in range(len(self.rows))]
+        columns["marker"] = [_marker(self.markers.get(i)) for i in range(count)]
         return pa.Table.from_arrays(
             [self._objects() if field.name == "object" else pa.array(columns[field.name],
                                                                      type=field.type)
@@ -114,10 +106,10 @@ class EnvelopeBatch:
 
     def _objects(self) -> pa.Array:
         """The object column: a view of each object's bytes where they were decoded."""
-        views = bytearray(16 * len(self.rows))
+        views = bytearray(16 * len(self.envelopes))
         present = []
-        for i, (row, buffer) in enumerate(zip(self.rows, self.buffer_of)):
-            span = row[OBJECT_AT]
+        for i, (envelope, buffer) in enumerate(zip(self.envelopes, self.buffer_of)):
+            span = envelope.object
             present.append(span is not None)
             if span is None:
                 continue
@@ -130,7 +122,7 @@ class EnvelopeBatch:
         nulls = present.count(False)
         validity = pa.array(present, type=BOOL).buffers()[1] if nulls else None
         return pa.Array.from_buffers(
-            pa.string_view(), len(self.rows),
+            pa.string_view(), len(self.envelopes),
             [validity, pa.py_buffer(views), *map(pa.py_buffer, self.buffers)], null_count=nulls)
 
 

@@ -25,7 +25,7 @@ Record = dict[str, Any]
 def encode(record: Record) -> bytes:
     """Avro body of ``record`` written with the current schema."""
     if record.get("meta") is None and record.get("facts") is None and record.get("marker") is None:
-        return envelope.encode(record)  # the recorder's records: no typed parts, same bytes
+        return envelope.encode_record(record)  # the recorder's records: no typed parts, same bytes
     meta = record.get("meta")
     if meta is not None and not isinstance(meta, tuple):
         # Naming the union branch spares fastavro matching the record against it: the
@@ -66,15 +66,16 @@ def read_at(data: bytes, pos: int, fingerprint: bytes) -> tuple[Record, int]:
     return _read(stream, writer), stream.tell()
 
 
-def read_rows(data: bytes, pos: int, count: int, fingerprint: bytes) -> tuple[list[tuple], int]:
-    """Up to ``count`` envelope rows (``schemas.envelope.decode_rows``) of the records from
+def read_run(data: bytes, pos: int, count: int,
+             fingerprint: bytes) -> tuple[list[envelope.Envelope], int]:
+    """Up to ``count`` envelopes (``schemas.envelope.decode_run``) of the records from
     ``pos`` of ``data``, and where the next record starts; they stop before a record that
     ``read_at`` gives to fastavro (typed parts, markers, an older schema, damage) or
     refuses (an unknown schema)."""
     writer = repository.by_fingerprint().get(fingerprint)
     if writer is None or writer.schema is not repository.current().schema:
         return [], pos
-    return envelope.decode_rows(data, pos, count)
+    return envelope.decode_run(data, pos, count)
 
 
 def _envelope_at(data: bytes, pos: int, writer_schema: Any) -> tuple[Record, int] | None:

@@ -1,82 +1,116 @@
-"""Avro encoding of an envelope-only Record (no ``meta``/``facts``/``marker``), by hand.
+"""The envelope — a Record's fields up to ``truncated`` — declared once (``Envelope``), and
+its Avro encoding and decoding by hand.
+
+Every writer, reader, batch and loader holds the envelope as an ``Envelope``, by field name;
+the declaration is checked against the Record schema when this module loads (names, order,
+which fields are nullable), so a schema change it does not follow fails at import.
 
 fastavro walks the schema for every record: ~75 µs for a Record with typed facts, still
 ~20 µs for the envelope alone. The recorder writes envelope-only records by default, whose
-leading fields repeat for a whole session (cluster, session) and watch (apiVersion, kind,
-resource): those are encoded once and reused. The bytes are fastavro's exactly (tests hold
-the two equal); the field order is checked against the schema when this module loads.
+leading fields repeat for a whole session (cluster, session) and watch (type, inferred,
+apiVersion, kind, resource): those are encoded once and reused. The bytes are fastavro's
+exactly (tests hold the two equal).
 """
 
 from __future__ import annotations
 
+import typing
 from functools import lru_cache
 from typing import Any, Callable
 
+import msgspec
+
 from schemas import repository
+from schemas.varint import ONE_BYTE, encode_long, read_long
 
 Record = dict[str, Any]
-
-FIELDS = ("cluster", "session", "seq", "type", "inferred", "apiVersion", "kind", "resource",
-          "namespace", "name", "uid", "resourceVersion", "resourceVersionNumber", "timeSource",
-          "receivedAt", "component", "attribution", "object", "objectSize", "truncated",
-          "meta", "facts", "marker")
-_TRAILER = b"\x00\x00\x00"  # meta, facts, marker: the null branch of each union
+Span = tuple[int, int]
 
 
-def _schema() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    schema = repository.current().schema
-    names = tuple(f["name"] for f in schema["fields"])
-    event_type = next(f["type"] for f in schema["fields"] if f["name"] == "type")
-    return names, tuple(event_type["symbols"])
+class Envelope(msgspec.Struct, array_like=True, gc=False, rename="camel"):
+    """An event's envelope, its fields in the Record schema's order (their schema names are
+    the camelCase of these). Decoded from bytes, ``object`` is the ``(start, end)`` of the
+    object's bytes in them (a load takes it without a copy); built, it is the bytes."""
+
+    cluster: str
+    session: str
+    seq: int
+    type: str
+    inferred: bool
+    api_version: str
+    kind: str
+    resource: str
+    namespace: str | None
+    name: str | None
+    uid: str | None
+    resource_version: str | None
+    resource_version_number: int | None
+    time_source: str
+    received_at: int
+    component: str | None
+    attribution: str | None
+    object: bytes | Span | None
+    object_size: int
+    truncated: bool
+
+    def record(self, data: bytes = b"", *, meta: Any = None, facts: Any = None,
+               marker: Any = None) -> Record:
+        """The Record of this envelope and its typed parts, as fastavro reads it (the
+        object's bytes taken from ``data`` when the envelope was decoded from them)."""
+        record = dict(zip(NAMES, msgspec.structs.astuple(self)))
+        span = self.object
+        if isinstance(span, tuple):
+            record["object"] = data[span[0]:span[1]]
+        record["meta"], record["facts"], record["marker"] = meta, facts, marker
+        return record
+
+    @classmethod
+    def of(cls, record: Record) -> Envelope:
+        """The envelope of a Record; a field it lacks takes the schema's default."""
+        return cls(*[record[name] if default is _REQUIRED else record.get(name, default)
+                     for name, default in _DEFAULTS])
 
 
-_NAMES, _SYMBOLS = _schema()
-if _NAMES != FIELDS:
-    raise ImportError(f"schemas.envelope is written for the fields {FIELDS}, not {_NAMES}")
+#: The Record's keys of the envelope's fields, in order.
+NAMES = tuple(f.encode_name for f in msgspec.structs.fields(Envelope))
+#: The Record's fields after the envelope, each optional (null when absent).
+TYPED_PARTS = ("meta", "facts", "marker")
+_REQUIRED = object()
+
+
+def _checked_schema() -> tuple[tuple[tuple[str, Any], ...], tuple[str, ...]]:
+    """Each envelope field's schema default, and the event types; ImportError when
+    ``Envelope`` no longer follows the Record schema."""
+    fields = repository.current().schema["fields"]
+    names = tuple(f["name"] for f in fields)
+    if names != NAMES + TYPED_PARTS:
+        raise ImportError(f"schemas.envelope.Envelope declares {NAMES + TYPED_PARTS}; "
+                          f"the Record schema has {names}")
+    for declared, field in zip(msgspec.structs.fields(Envelope), fields):
+        nullable = isinstance(field["type"], list) and "null" in field["type"]
+        if nullable != _optional_type(declared.type):
+            raise ImportError(f"schemas.envelope.Envelope.{declared.name} is "
+                              f"{'not ' * nullable}declared optional; the Record schema's "
+                              f"{field['name']} is {'' if nullable else 'not '}nullable")
+    event_type = next(f["type"] for f in fields if f["name"] == "type")
+    return (tuple((f["name"], f.get("default", _REQUIRED)) for f in fields[:len(NAMES)]),
+            tuple(event_type["symbols"]))
+
+
+def _optional_type(annotation: Any) -> bool:
+    return type(None) in typing.get_args(annotation)
+
+
+_DEFAULTS, _SYMBOLS = _checked_schema()
 _TYPE_INDEX = {symbol: i for i, symbol in enumerate(_SYMBOLS)}
+_TRAILER = b"\x00" * len(TYPED_PARTS)  # the null branch of each typed part's union
 
 
-def _long(n: int) -> bytes:
-    """Zig-zag varint, as Avro writes int and long: fourteen bits per table lookup, in one
-    call (sizes and sequence numbers take one or two lookups; a receive time two and the
-    varint of its bits above 28, which change every ~2 minutes, remembered)."""
-    z = (n << 1) ^ (n >> 63)
-    if z < _TABLE:
-        return _SHORT[z]
-    if z < _TWO_TABLES:
-        return _CONTINUED[z & _LOW] + _SHORT[z >> _BITS]
-    return _CONTINUED[z & _LOW] + _CONTINUED[z >> _BITS & _LOW] + _high_varint(z >> 2 * _BITS)
-
-
-def _varint(n: int) -> bytes:
-    """Unsigned varint (a bytes() per call cost ~1 µs, most of an encode: tables instead)."""
-    if n < _TABLE:
-        return _SHORT[n]
-    if n < _TWO_TABLES:
-        return _CONTINUED[n & _LOW] + _SHORT[n >> _BITS]
-    return _CONTINUED[n & _LOW] + _CONTINUED[n >> _BITS & _LOW] + _varint(n >> 2 * _BITS)
-
-
-_high_varint = lru_cache(maxsize=256)(_varint)
-
-
-def _short_varint(n: int) -> bytes:
-    return bytes((n & 0x7F | 0x80, n >> 7)) if n >= 0x80 else bytes((n,))
-
-
-_BITS = 14
-_TABLE, _LOW = 1 << _BITS, (1 << _BITS) - 1
-_TWO_TABLES = _TABLE * _TABLE
-#: The varint of every n < 2^14, and the same with the last byte's continuation bit set
-#: (the low fourteen bits of a larger n, its two leading bytes).
-_SHORT = [_short_varint(n) for n in range(_TABLE)]
-_CONTINUED = [bytes((n & 0x7F | 0x80, n >> 7 | 0x80)) for n in range(_TABLE)]
-_ONE_BYTE = _SHORT[0:128:2]  # the zig-zag varint of 0..63
-
+# --- encoding -------------------------------------------------------------------------------
 
 def _string(text: str) -> bytes:
     data = text.encode()
-    return _long(len(data)) + data
+    return encode_long(len(data)) + data
 
 
 def _optional(text: str | None) -> bytes:
@@ -84,10 +118,10 @@ def _optional(text: str | None) -> bytes:
         return b"\x00"
     data = text.encode()
     size = len(data)
-    return (_PRESENT[size] if size < 64 else b"\x02" + _long(size)) + data
+    return (_PRESENT[size] if size < 64 else b"\x02" + encode_long(size)) + data
 
 
-_PRESENT = [b"\x02" + size for size in _ONE_BYTE]  # union branch 1, then a short length
+_PRESENT = [b"\x02" + size for size in ONE_BYTE]  # union branch 1, then a short length
 
 
 @lru_cache(maxsize=4096)
@@ -103,7 +137,7 @@ def _session_part(cluster: str, session: str) -> bytes:
 
 @lru_cache(maxsize=1024)
 def _watch_part(event_type: str, inferred: bool, api_version: str, kind: str, resource: str) -> bytes:
-    return (_long(_TYPE_INDEX[event_type]) + (b"\x01" if inferred else b"\x00")
+    return (encode_long(_TYPE_INDEX[event_type]) + (b"\x01" if inferred else b"\x00")
             + _string(api_version) + _string(kind) + _string(resource))
 
 
@@ -116,71 +150,30 @@ def resource_version_number(rv: str | None) -> int | None:
     return int(rv) if rv and rv.isdigit() else None
 
 
-def encode(record: Record) -> bytes:
+def encode_record(record: Record) -> bytes:
     """The Avro body of an envelope-only ``record`` (its meta, facts and marker None)."""
-    return encode_fields(*map(record.__getitem__, ROW_FIELDS))
+    return encode(Envelope.of(record))
 
 
-def encode_fields(cluster: str, session: str, seq: int, event_type: str, inferred: bool,
-                  api_version: str, kind: str, resource: str, namespace: str | None,
-                  name: str | None, uid: str | None, resource_version: str | None,
-                  rv_number: int | None, time_source: str, received_at: int,
-                  component: str | None, attribution: str | None, body: bytes | None,
-                  size: int, truncated: bool) -> bytes:
-    """``encode`` of the record whose fields up to ``truncated`` are these, in order."""
-    return _joined(_session_part(cluster, session), seq,
-                   _watch_part(event_type, inferred, api_version, kind, resource),
-                   namespace, name, uid, resource_version, rv_number, _time_source(time_source),
-                   received_at, component, attribution, body, size, truncated)
-
-
-class ObjectEncoder:
-    """``encode_fields`` for the object records of one session's watch, as the writer
-    makes them (received time, objectSize the body's length, not truncated): the leading
-    parts are made once, and there is no call with every field by keyword and then by
-    position (~2 µs of ~7 per record)."""
-
-    __slots__ = ("_session", "_resource", "_watches")
-
-    def __init__(self, cluster: str, session: str, resource: str) -> None:
-        self._session, self._resource = _session_part(cluster, session), resource
-        self._watches: dict[tuple[str, bool, str, str], bytes] = {}
-
-    def encode(self, seq: int, event_type: str, inferred: bool, api_version: str, kind: str,
-               namespace: str | None, name: str | None, uid: str | None,
-               resource_version: str | None, received_at: int, component: str | None,
-               attribution: str | None, body: bytes | None) -> bytes:
-        key = (event_type, inferred, api_version, kind)
-        watch = self._watches.get(key)
-        if watch is None:
-            watch = self._watches[key] = _watch_part(event_type, inferred, api_version, kind,
-                                                     self._resource)
-        return _joined(self._session, seq, watch, namespace, name, uid, resource_version,
-                       resource_version_number(resource_version), _RECEIVED, received_at,
-                       component, attribution, body, len(body) if body is not None else 0, False)
-
-
-_RECEIVED = _time_source("received")
-
-
-def _joined(session_part: bytes, seq: int, watch_part: bytes, namespace: str | None,
-            name: str | None, uid: str | None, resource_version: str | None,
-            rv_number: int | None, time_source_part: bytes, received_at: int,
-            component: str | None, attribution: str | None, body: bytes | None,
-            size: int, truncated: bool) -> bytes:
+def encode(e: Envelope) -> bytes:
+    """The Avro body of the envelope-only record of ``e`` (its object the bytes)."""
+    body: Any = e.object
     if body is None:
-        stored, length, size_part = b"\x00", b"", _long(size)
+        stored, length, size_part = b"\x00", b"", encode_long(e.object_size)
     else:  # the body is joined as it is; objectSize is its length unless it was truncated
-        stored, length = b"\x02", _long(len(body))
-        size_part = length if size == len(body) else _long(size)
+        stored, length = b"\x02", encode_long(len(body))
+        size_part = length if e.object_size == len(body) else encode_long(e.object_size)
+    rv_number = e.resource_version_number
     return b"".join((
-        session_part, _long(seq), watch_part,
-        _repeated(namespace), _optional(name), _optional(uid), _optional(resource_version),
-        b"\x00" if rv_number is None else b"\x02" + _long(rv_number),
-        time_source_part, _long(received_at),
-        _repeated(component), _repeated(attribution),
+        _session_part(e.cluster, e.session), encode_long(e.seq),
+        _watch_part(e.type, e.inferred, e.api_version, e.kind, e.resource),
+        _repeated(e.namespace), _optional(e.name), _optional(e.uid),
+        _optional(e.resource_version),
+        b"\x00" if rv_number is None else b"\x02" + encode_long(rv_number),
+        _time_source(e.time_source), encode_long(e.received_at),
+        _repeated(e.component), _repeated(e.attribution),
         stored, length, body or b"", size_part,
-        b"\x01" if truncated else b"\x00",
+        b"\x01" if e.truncated else b"\x00",
         _TRAILER,
     ))
 
@@ -191,12 +184,7 @@ class _NotEnvelope(Exception):
     """Not an envelope-only body as written above: fastavro reads it (or says why not)."""
 
 
-#: An envelope row as ``decode_rows`` gives it: the Record's fields up to ``truncated``, in
-#: its order, the object as the ``(start, end)`` of its bytes in the data decoded (or None):
-#: a load takes the rows as they are, with no dict and no copy of the object per record.
-ROW_FIELDS = FIELDS[:20]
-OBJECT_AT = ROW_FIELDS.index("object")
-_DECLINED = (_NotEnvelope, IndexError, UnicodeDecodeError)
+_DECLINED = (_NotEnvelope, IndexError, ValueError)  # ValueError: also UnicodeDecodeError
 
 
 def decode_at(data: bytes, pos: int) -> tuple[Record, int] | None:
@@ -204,34 +192,26 @@ def decode_at(data: bytes, pos: int) -> tuple[Record, int] | None:
     None for anything else (typed parts, a marker, bytes that do not decode), which the
     caller gives to fastavro: its dict exactly, at ~half of fastavro's time per record."""
     try:
-        row, end = _decode(data, pos)
+        envelope, end = _decode(data, pos)
     except _DECLINED:
         return None
-    return record_of(row, data), end
+    return envelope.record(data), end
 
 
-def decode_rows(data: bytes, pos: int, count: int) -> tuple[list[tuple], int]:
-    """Up to ``count`` envelope rows (``ROW_FIELDS``) of the bodies that follow one another
-    from ``pos`` of ``data``, and where the last one ends: fewer when a body is not
-    envelope-only (``decode_at`` declines it too), which the caller gives to fastavro."""
-    rows: list[tuple] = []
-    append = rows.append
+def decode_run(data: bytes, pos: int, count: int) -> tuple[list[Envelope], int]:
+    """Up to ``count`` envelopes of the bodies that follow one another from ``pos`` of
+    ``data`` (their objects as spans in ``data``), and where the last one ends: fewer when
+    a body is not envelope-only (``decode_at`` declines it too), which the caller gives to
+    fastavro."""
+    envelopes: list[Envelope] = []
+    append = envelopes.append
     try:
         for _ in range(count):
-            row, pos = _decode(data, pos)
-            append(row)
+            envelope, pos = _decode(data, pos)
+            append(envelope)
     except _DECLINED:
         pass
-    return rows, pos
-
-
-def record_of(row: tuple, data: bytes) -> Record:
-    """The Record of an envelope row decoded from ``data`` (as fastavro reads it)."""
-    record = dict(zip(ROW_FIELDS, row))
-    span = row[OBJECT_AT]
-    record["object"] = None if span is None else data[span[0]:span[1]]
-    record["meta"] = record["facts"] = record["marker"] = None
-    return record
+    return envelopes, pos
 
 
 #: The leading parts records repeat — a session's (cluster, session), a watch's (type,
@@ -243,28 +223,32 @@ _watches: list[tuple[bytes, tuple]] = []
 _REPEATS = 8
 
 
-def _decode(data: bytes, pos: int) -> tuple[tuple, int]:
+def _decode(data: bytes, pos: int) -> tuple[Envelope, int]:
     (cluster, session), pos = _read_repeated(data, pos, _heads, _read_head)
-    seq, pos = _read_long(data, pos)
+    seq, pos = read_long(data, pos)
     (event_type, inferred, api_version, kind, resource), pos = _read_repeated(
         data, pos, _watches, _read_watch)
     namespace, pos = _read_optional(data, pos)
     name, pos = _read_optional(data, pos)
     uid, pos = _read_optional(data, pos)
     resource_version, pos = _read_optional(data, pos)
-    rv_number, pos = _read_union(data, pos, _read_long)
+    rv_number, pos = _read_union(data, pos, read_long)
     time_source, pos = _read_string(data, pos)
-    received_at, pos = _read_long(data, pos)
+    received_at, pos = read_long(data, pos)
     component, pos = _read_optional(data, pos)
     attribution, pos = _read_optional(data, pos)
     body, pos = _read_union(data, pos, _read_span)
-    object_size, pos = _read_long(data, pos)
+    object_size, pos = read_long(data, pos)
     truncated, pos = _read_boolean(data, pos)
     if data[pos:pos + 3] != _TRAILER:
         raise _NotEnvelope
-    return (cluster, session, seq, event_type, inferred, api_version, kind, resource,
-            namespace, name, uid, resource_version, rv_number, time_source.decode(),
-            received_at, component, attribution, body, object_size, truncated), pos + 3
+    return Envelope(
+        cluster=cluster, session=session, seq=seq, type=event_type, inferred=inferred,
+        api_version=api_version, kind=kind, resource=resource, namespace=namespace, name=name,
+        uid=uid, resource_version=resource_version, resource_version_number=rv_number,
+        time_source=time_source.decode(), received_at=received_at, component=component,
+        attribution=attribution, object=body, object_size=object_size, truncated=truncated,
+    ), pos + 3
 
 
 def _read_repeated(data: bytes, pos: int, seen: list[tuple[bytes, tuple]],
@@ -285,7 +269,7 @@ def _read_head(data: bytes, pos: int) -> tuple[tuple, int]:
 
 
 def _read_watch(data: bytes, pos: int) -> tuple[tuple, int]:
-    type_index, pos = _read_long(data, pos)
+    type_index, pos = read_long(data, pos)
     if not 0 <= type_index < len(_SYMBOLS):
         raise _NotEnvelope
     inferred, pos = _read_boolean(data, pos)
@@ -294,18 +278,6 @@ def _read_watch(data: bytes, pos: int) -> tuple[tuple, int]:
     resource, pos = _read_string(data, pos)
     return (_SYMBOLS[type_index], inferred, api_version.decode(), kind.decode(),
             resource.decode()), pos
-
-
-def _read_long(data: bytes, pos: int) -> tuple[int, int]:
-    byte = data[pos]
-    pos += 1
-    n, shift = byte & 0x7F, 7
-    while byte & 0x80:
-        byte = data[pos]
-        pos += 1
-        n |= (byte & 0x7F) << shift
-        shift += 7
-    return (n >> 1) ^ -(n & 1), pos
 
 
 def _read_bytes(data: bytes, pos: int) -> tuple[bytes, int]:
@@ -321,7 +293,7 @@ def _read_span(data: bytes, pos: int) -> tuple[tuple[int, int], int]:
             raise _NotEnvelope
         size, pos = size >> 1, pos + 1
     else:
-        size, pos = _read_long(data, pos)
+        size, pos = read_long(data, pos)
         if size < 0:
             raise _NotEnvelope
     end = pos + size

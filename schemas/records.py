@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.codec import Record
-from schemas.envelope import ROW_FIELDS as ENVELOPE_FIELDS
-from schemas.envelope import resource_version_number
+from schemas.envelope import Envelope, resource_version_number
 from schemas.facts import Obj, extract_facts, extract_meta
 
 MARKER_TYPES = frozenset({"BOOKMARK", "SYNCED", "RELIST", "GAP", "SESSION_START", "SESSION_END"})
@@ -27,19 +26,12 @@ def object_record(*, obj: Obj, typed_facts: bool = True, **fields: Any) -> Recor
 
 def envelope_record(*, meta: dict[str, Any] | None = None, facts: Any = None,
                     **fields: Any) -> Record:
-    """A Record for one object event from its identity (``fields``: ``envelope_fields``'s);
+    """A Record for one object event from its identity (``fields``: ``object_envelope``'s);
     ``meta``/``facts`` are optional (the object JSON holds everything they would)."""
-    return record_of(envelope_fields(**fields), meta, facts)
+    return object_envelope(**fields).record(meta=meta, facts=facts)
 
 
-def record_of(fields: tuple, meta: dict[str, Any] | None = None, facts: Any = None) -> Record:
-    """The Record of an object event's ``envelope_fields`` and its typed parts."""
-    record = dict(zip(ENVELOPE_FIELDS, fields))
-    record.update(meta=meta, facts=facts, marker=None)
-    return record
-
-
-def envelope_fields(
+def object_envelope(
     *,
     cluster: str,
     session: str,
@@ -60,13 +52,18 @@ def envelope_fields(
     object_size: int | None = None,
     truncated: bool = False,
     time_source: str = "received",
-) -> tuple:
-    """An object event's Record fields up to ``truncated`` (``ENVELOPE_FIELDS``), in order:
-    what ``schemas.envelope.encode_fields`` encodes."""
-    return (cluster, session, seq, event_type, inferred, api_version, kind, resource,
-            namespace, name, uid, resource_version, resource_version_number(resource_version),
-            time_source, received_at, component, attribution, object_json,
-            len(object_json or b"") if object_size is None else object_size, truncated)
+) -> Envelope:
+    """An object event's envelope (what ``schemas.envelope.encode`` encodes): its
+    resourceVersion's number and, unless given, its objectSize filled in."""
+    return Envelope(
+        cluster=cluster, session=session, seq=seq, type=event_type, inferred=inferred,
+        api_version=api_version, kind=kind, resource=resource, namespace=namespace,
+        name=name, uid=uid, resource_version=resource_version,
+        resource_version_number=resource_version_number(resource_version),
+        time_source=time_source, received_at=received_at, component=component,
+        attribution=attribution, object=object_json,
+        object_size=len(object_json or b"") if object_size is None else object_size,
+        truncated=truncated)
 
 
 def marker_record(
@@ -86,32 +83,14 @@ def marker_record(
     if event_type not in MARKER_TYPES:
         raise ValueError(f"{event_type} is not a marker type")
     to_rv = marker.get("toResourceVersion")
-    return {
-        "cluster": cluster,
-        "session": session,
-        "seq": seq,
-        "type": event_type,
-        "inferred": False,
-        "apiVersion": api_version,
-        "kind": kind,
-        "resource": resource,
-        "namespace": None,
-        "name": None,
-        "uid": None,
-        "resourceVersion": to_rv,
-        "resourceVersionNumber": resource_version_number(to_rv),
-        "timeSource": "received",
-        "receivedAt": received_at,
-        "component": "ktrace-recorder",
-        "attribution": None,
-        "object": None,
-        "objectSize": 0,
-        "truncated": False,
-        "meta": None,
-        "facts": None,
-        "marker": {
-            "cause": None, "detail": None, "fromResourceVersion": None, "toResourceVersion": None,
-            "fromTime": None, "toTime": None, "objectCount": None, "recorderVersion": None,
-            "kinds": [], **marker,
-        },
-    }
+    envelope = Envelope(
+        cluster=cluster, session=session, seq=seq, type=event_type, inferred=False,
+        api_version=api_version, kind=kind, resource=resource, namespace=None, name=None,
+        uid=None, resource_version=to_rv, resource_version_number=resource_version_number(to_rv),
+        time_source="received", received_at=received_at, component="ktrace-recorder",
+        attribution=None, object=None, object_size=0, truncated=False)
+    return envelope.record(marker={
+        "cause": None, "detail": None, "fromResourceVersion": None, "toResourceVersion": None,
+        "fromTime": None, "toTime": None, "objectCount": None, "recorderVersion": None,
+        "kinds": [], **marker,
+    })

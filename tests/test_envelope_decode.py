@@ -14,6 +14,7 @@ from replayer.envelope import EnvelopeBatch
 from schemas import codec, envelope, repository
 from transports.locallog import layout
 from tests.replayer_data import DATA
+from transports.source import Delivery, DeliveryRun
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True)
 
@@ -76,7 +77,7 @@ def test_edge_values_decode_as_fastavro_decodes_them():
                           "type": "INFERRED_DELETED", "resourceVersionNumber": None,
                           "component": None, "timeSource": "derived", "object": None},
                    {**base, "object": b"x" * 300, "objectSize": 300}]:
-        body = envelope.encode(record)
+        body = envelope.encode_record(record)
         assert envelope.decode_at(body, 0) == (record, len(body))
         assert codec.decode(body, repository.current().fingerprint) == record
 
@@ -94,17 +95,17 @@ def test_damaged_bodies_decode_as_fastavro_decodes_them_or_are_declined(draw):
         assert fast == _fastavro(body, 0)
 
 
-def test_rows_decode_as_fastavro_decodes_them_and_stop_before_what_it_reads():
+def test_runs_decode_as_fastavro_decodes_them_and_stop_before_what_it_reads():
     pos = by_rows = declined = 0
     while pos < len(BLOCK):
-        rows, end = envelope.decode_rows(BLOCK, pos, 500)
-        for row in rows:
+        envelopes, end = envelope.decode_run(BLOCK, pos, 500)
+        for decoded in envelopes:
             expected, pos = _fastavro(BLOCK, pos)
-            record = envelope.record_of(row, BLOCK)
+            record = decoded.record(BLOCK)
             assert record == expected and list(record) == list(expected)
             by_rows += 1
         assert end == pos
-        if len(rows) < 500 and pos < len(BLOCK):  # stopped before a record fastavro reads
+        if len(envelopes) < 500 and pos < len(BLOCK):  # stopped before a record fastavro reads
             assert envelope.decode_at(BLOCK, pos) is None
             pos = _fastavro(BLOCK, pos)[1]
             declined += 1
@@ -117,12 +118,13 @@ def test_a_batch_holds_each_object_as_its_record_has_it():
     base = next(r for r in ENVELOPES if not r["marker"] and r["object"])
     records = [base, {**base, "object": None}, {**base, "object": b"{}", "objectSize": 2},
                {**base, "object": b"x" * 12}, {**base, "object": b"y" * 13}]
-    data = b"".join(envelope.encode(r) for r in records)
-    rows, _ = envelope.decode_rows(data, 0, len(records))
+    data = b"".join(envelope.encode_record(r) for r in records)
+    envelopes, _ = envelope.decode_run(data, 0, len(records))
     batch = EnvelopeBatch(1)
-    batch.add_rows(1, "t.pods", 0, range(len(rows)), rows, data)
+    batch.add_run(1, "t.pods", 0, range(len(envelopes)), envelopes, data)
     for i, record in enumerate(records + [RECORDED[0]]):
-        batch.add(10 + i, "t.pods", 0, 10 + i, record)
+        run = DeliveryRun.of(Delivery("t.pods", 0, 10 + i, record))
+        batch.add_run(10 + i, run.topic, 0, run.offsets, run.envelopes, run.data, run.markers)
     objects = batch.table().column("object").to_pylist()
     assert objects == [r["object"] and r["object"].decode()
                        for r in records + records + [RECORDED[0]]]

@@ -35,6 +35,7 @@ from transports.locallog import layout
 from schemas.errors import KtraceError, Unreadable
 from transports.kafka.framing import FingerprintFraming, ValueDecoder
 from schemas.redaction import Redactor
+from schemas.varint import read_long
 from tests.replayer_data import DATA, recording
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
@@ -98,8 +99,8 @@ ORIGINAL_BLOCKS = _records_by_block(SEGMENT)
 
 
 def _block_end(data: bytes, position: int) -> int:
-    count, cursor = layout.read_long(data, position)
-    length, cursor = layout.read_long(data, cursor)
+    count, cursor = read_long(data, position)
+    length, cursor = read_long(data, cursor)
     return cursor + length + layout.SYNC_SIZE
 
 

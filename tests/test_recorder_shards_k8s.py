@@ -19,7 +19,7 @@ import pytest
 
 from replayer import db
 from replayer.analyses.gaps import gaps
-from replayer.loader import version_class
+from replayer.dedup import version_class
 from replayer.replay import replay
 from transports.kafka.source import KafkaSource
 from transports.kafka.settings import KafkaSettings

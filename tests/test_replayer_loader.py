@@ -347,9 +347,10 @@ def test_non_numeric_resource_versions_compare_for_equality_only(tmp_path: Path)
 
 
 def test_runs_are_taken_as_their_records_are_one_by_one(tmp_path: Path):
-    """The bulk path (DeliveryRuns of envelope rows) against the same records as Deliveries:
-    the same rows, problems and counts, with a filter, duplicates (a run sent again under
-    another topic) and a run at offsets already taken."""
+    """A source's DeliveryRuns (envelopes decoded in bulk) against the same records as
+    Deliveries (fastavro's Records, each a run of one): the same rows, problems and counts,
+    with a filter, duplicates (a run sent again under another topic) and a run at offsets
+    already taken."""
     log = tmp_path / "log"
     sink = LocalLogSink(str(log))  # as the recorder writes by default: no typed parts
     for d in deliveries():
@@ -373,4 +374,4 @@ def test_runs_are_taken_as_their_records_are_one_by_one(tmp_path: Path):
     assert taken["runs"] == taken["records"]
     stats = taken["runs"][1]
     assert stats.duplicates > 0 and stats.filtered > 0
-    assert stats.problems["out_of_order_offset"] >= len(runs[0].rows)
+    assert stats.problems["out_of_order_offset"] >= len(runs[0].envelopes)

@@ -7,10 +7,10 @@ record is counted and reported, never fatal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Mapping, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
-from schemas import envelope
+from schemas.envelope import Envelope
 from schemas.codec import Record
 from schemas.errors import DecodeError
 
@@ -31,24 +31,38 @@ class Delivery:
 
 @dataclass(frozen=True, slots=True)
 class DeliveryRun:
-    """Envelope-only records that follow one another in a partition, as the envelope rows
-    ``schemas.envelope.decode_rows`` gives (their objects' spans point into ``data``: one
-    buffer for every row, a local-log block, or one per row, Kafka messages): a load takes
-    them without a Record or a copy of the object per record."""
+    """Envelope-only records that follow one another in a partition, as the envelopes
+    ``schemas.envelope.decode_run`` gives (their objects' spans point into ``data``: one
+    buffer for every envelope, a local-log block, or one per envelope, Kafka messages): a
+    load takes them without a Record or a copy of the object per record."""
 
     topic: str
     partition: int
     offsets: list[int]
-    rows: list[tuple]
+    envelopes: list[Envelope]
     data: bytes | list[bytes]
+    #: The Marker of each marker record, by its index (only a lone record's run has one).
+    markers: Mapping[int, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, delivery: Delivery) -> DeliveryRun:
+        """A lone record as a run of one (typed parts left out: a load reads the object)."""
+        record = delivery.record
+        assert record is not None, "a delivery without a record is no run"
+        envelope = Envelope.of(record)
+        body = envelope.object
+        if body is not None:  # its span in the buffer that is the body itself
+            envelope.object = (0, len(body))
+        marker = record.get("marker")
+        return cls(delivery.topic, delivery.partition, [delivery.offset], [envelope],
+                   body or b"", {0: marker} if marker else {})
 
     def data_of(self, i: int) -> bytes:
         return self.data[i] if isinstance(self.data, list) else self.data
 
     def deliveries(self) -> Iterator[Delivery]:
-        for i, (offset, row) in enumerate(zip(self.offsets, self.rows)):
-            yield Delivery(self.topic, self.partition, offset,
-                           envelope.record_of(row, self.data_of(i)))
+        for i, (offset, envelope) in enumerate(zip(self.offsets, self.envelopes)):
+            yield Delivery(self.topic, self.partition, offset, envelope.record(self.data_of(i)))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ POSITION_FETCH_WAIT_MS = 10
 POSITION_GAP = 500
 #: A fetch by position that gets no message for this long gives up (the records stay None).
 POSITION_TIMEOUT_S = 5.0
-_RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
 
@@ -103,9 +102,9 @@ class KafkaSource:
                     if not follow and message.offset() + 1 >= ends[key]:
                         remaining.discard(key)
                     value = message.value() or b""
-                    row = _envelope_row(value, message.headers(), fingerprint)
-                    if row is not None:  # an envelope-only record: taken into a run
-                        received = row[_RECEIVED_AT]
+                    found = _envelope(value, message.headers(), fingerprint)
+                    if found is not None:  # an envelope-only record: taken into a run
+                        received = found.received_at
                         if since_us is not None and received < since_us:
                             self.outside_window += 1
                             continue
@@ -113,7 +112,7 @@ class KafkaSource:
                             self.outside_window += 1
                             self._stop(key, stopped, remaining)
                             continue
-                        yield from pending.add(key, message.offset(), row, value)
+                        yield from pending.add(key, message.offset(), found, value)
                         continue
                     yield from pending.take()
                     delivery = _decode(message, self._decoder)
@@ -300,34 +299,35 @@ def _stretches(offsets: list[int], gap: int) -> Iterator[list[int]]:
 
 
 class _Pending:
-    """The envelope rows of one partition's consecutive messages, until a run is taken."""
+    """The envelopes of one partition's consecutive messages, until a run is taken."""
 
     def __init__(self) -> None:
         self.key: PartitionKey | None = None
         self.offsets: list[int] = []
-        self.rows: list[tuple] = []
+        self.envelopes: list[envelope.Envelope] = []
         self.values: list[bytes] = []
 
-    def add(self, key: PartitionKey, offset: int, row: tuple, value: bytes) -> list[DeliveryRun]:
-        """Add one row; the run of another partition it ends, if any."""
+    def add(self, key: PartitionKey, offset: int, found: envelope.Envelope,
+            value: bytes) -> list[DeliveryRun]:
+        """Add one envelope; the run of another partition it ends, if any."""
         done = self.take() if key != self.key else []
         self.key = key
         self.offsets.append(offset)
-        self.rows.append(row)
+        self.envelopes.append(found)
         self.values.append(value)
         return done
 
     def take(self) -> list[DeliveryRun]:
-        if not self.rows or self.key is None:
+        if not self.envelopes or self.key is None:
             return []
-        run = DeliveryRun(*self.key, self.offsets, self.rows, self.values)
-        self.key, self.offsets, self.rows, self.values = None, [], [], []
+        run = DeliveryRun(*self.key, self.offsets, self.envelopes, self.values)
+        self.key, self.offsets, self.envelopes, self.values = None, [], [], []
         return [run]
 
 
-def _envelope_row(value: bytes, headers: list[tuple[str, bytes]] | None,
-                  fingerprint: bytes | None) -> tuple | None:
-    """The envelope row of a message framed with the current schema's fingerprint whose
+def _envelope(value: bytes, headers: list[tuple[str, bytes]] | None,
+              fingerprint: bytes | None) -> envelope.Envelope | None:
+    """The envelope of a message framed with the current schema's fingerprint whose
     value is one envelope-only record; None for anything the ValueDecoder reads."""
     if fingerprint is None:
         return None
@@ -335,8 +335,8 @@ def _envelope_row(value: bytes, headers: list[tuple[str, bytes]] | None,
         if name == HEADER_SCHEMA:
             if given != fingerprint:
                 return None
-            rows, end = envelope.decode_rows(value, 0, 1)
-            return rows[0] if rows and end == len(value) else None
+            found, end = envelope.decode_run(value, 0, 1)
+            return found[0] if found and end == len(value) else None
     return None
 
 

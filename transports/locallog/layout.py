@@ -33,6 +33,7 @@ import zstandard
 from fastavro.schema import to_parsing_canonical_form
 
 from schemas.errors import DecodeError, TransportError
+from schemas.varint import encode_long, read_long
 
 SEGMENT_SUFFIX = ".avro"
 TIME_INDEX_SUFFIX = ".times.json"
@@ -156,30 +157,6 @@ def split_position(offset: int) -> tuple[int, int, int]:
 
 
 # --- Avro primitives the container format needs -------------------------------------------
-
-
-def encode_long(value: int) -> bytes:
-    zigzag = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while zigzag & ~0x7F:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
-
-
-def read_long(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
-    """Decode a zigzag varint at ``pos``; IndexError when ``buf`` ends first."""
-    shift = result = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
 
 
 def _encode_bytes(data: bytes) -> bytes:

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
-from schemas import codec, envelope
+from schemas import codec
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 from transports import locator
 from transports.locallog import layout, timeindex
@@ -17,7 +17,6 @@ from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
-_RECEIVED_AT = envelope.ROW_FIELDS.index("receivedAt")
 #: Yielded by a windowed segment read at a block wholly after ``--until``: the topic's read
 #: stops there, as it would at that block's first record.
 _PAST_WINDOW = object()
@@ -131,12 +130,12 @@ class LocalLogSource:
                     last = item.last_us if last is None else max(last, item.last_us)
                     continue
                 if isinstance(item, DeliveryRun):
-                    times = [row[_RECEIVED_AT] for row in item.rows]
+                    times = [e.received_at for e in item.envelopes]
                 elif item.record is not None:
                     times = [item.record["receivedAt"]]
                 else:
                     times = []
-                count += len(item.rows) if isinstance(item, DeliveryRun) else 1
+                count += len(item.envelopes) if isinstance(item, DeliveryRun) else 1
                 if times:
                     first = min(times) if first is None else min(first, *times)
                     last = max(times) if last is None else max(last, *times)
@@ -366,7 +365,7 @@ def _block_times(block: layout.Block, header: layout.SegmentHeader
     times: list[int] = []
     for item in _block_records("", 0, block, header.fingerprint, 0):
         if isinstance(item, DeliveryRun):
-            times.extend(row[_RECEIVED_AT] for row in item.rows)
+            times.extend(e.received_at for e in item.envelopes)
         elif item.record is None:
             return None, None
         else:
@@ -376,17 +375,18 @@ def _block_times(block: layout.Block, header: layout.SegmentHeader
 
 def _block_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,
                    first: int) -> Iterator[Delivery | DeliveryRun]:
-    """The records of ``block`` from its ``first``: runs of envelope rows, a Delivery for
+    """The records of ``block`` from its ``first``: runs of envelopes, a Delivery for
     each record fastavro reads, and where the block stops decoding."""
     pos = i = 0
     while i < block.count:
-        rows, end = codec.read_rows(block.data, pos, block.count - i, fingerprint)
-        if rows:
-            kept = range(max(i, first), i + len(rows))
+        envelopes, end = codec.read_run(block.data, pos, block.count - i, fingerprint)
+        if envelopes:
+            kept = range(max(i, first), i + len(envelopes))
             if kept:
                 yield DeliveryRun(topic, 0, [layout.make_position(index, block.position, k)
-                                             for k in kept], rows[kept.start - i:], block.data)
-            i, pos = i + len(rows), end
+                                             for k in kept], envelopes[kept.start - i:],
+                                  block.data)
+            i, pos = i + len(envelopes), end
             continue
         offset = layout.make_position(index, block.position, i)
         try:
