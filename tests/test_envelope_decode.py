@@ -128,3 +128,34 @@ def test_a_batch_holds_each_object_as_its_record_has_it():
     objects = batch.table().column("object").to_pylist()
     assert objects == [r["object"] and r["object"].decode()
                        for r in records + records + [RECORDED[0]]]
+
+
+def test_the_envelope_declaration_follows_the_record_schema_or_fails_at_import(monkeypatch):
+    """``Envelope`` is checked against the Record schema when schemas.envelope loads: a field
+    the declaration does not follow (order, a new field, nullability) stops the import."""
+    import copy
+    from dataclasses import replace
+
+    import pytest
+
+    current = repository.current()
+    assert [name for name, _ in envelope._checked_schema()[0]] == list(envelope.NAMES)
+
+    def schema_with(change) -> None:
+        schema = copy.deepcopy(current.schema)
+        change(schema["fields"])
+        monkeypatch.setattr(repository, "current", lambda: replace(current, schema=schema))
+
+    def swapped(fields):
+        fields[9], fields[10] = fields[10], fields[9]
+
+    def nullable_seq(fields):
+        fields[2]["type"] = ["null", "long"]
+
+    for change, said in ((swapped, "the Record schema has"),
+                         (lambda fields: fields.insert(20, {"name": "extra", "type": "long"}),
+                          "'extra'"),
+                         (nullable_seq, "Envelope.seq is not declared optional")):
+        schema_with(change)
+        with pytest.raises(ImportError, match=said):
+            envelope._checked_schema()
