@@ -22,7 +22,7 @@ from recorder import lean, truncation
 from recorder.attribution import Attributor
 from recorder.informer import parse_event
 from recorder.splice import replaced
-from schemas import envelope, records, topics
+from schemas import envelope, topics
 from transports.kafka.framing import FingerprintFraming, Framing, RegistryFraming
 from transports.kafka.registry import RegistryClient, RegistrySettings
 
@@ -49,6 +49,8 @@ def measure(lines: Iterable[bytes], framing: Framing) -> dict[str, float]:
     the Writer does them (``recorder/writer.py`` ``_object``), and the sink's Kafka framing
     (value, headers, key)."""
     attributors = {kind: Attributor() for kind in TARGETS}
+    envelopes = {kind: envelope.WatchEnvelopes("bench", "s", t.resource)
+                 for kind, t in TARGETS.items()}
     clock, events = Clock(), 0
     for line in lines:
         clock.lap("read")
@@ -61,12 +63,10 @@ def measure(lines: Iterable[bytes], framing: Framing) -> dict[str, float]:
         body = replaced(item.obj.body, item.obj.default_spans())
         clock.lap("redact (in place)")
         assert truncation.fits(body, 1_000_000)
-        encoded = envelope.encode(records.object_envelope(
-            cluster="bench", session="s", seq=events, event_type=item.type,
-            resource=TARGETS[kind].resource, api_version=api_version, kind=kind,
-            namespace=namespace, name=name, uid=uid, resource_version=rv, object_json=body,
-            received_at=item.received_at, component=attribution.component,
-            attribution=attribution.evidence))
+        made = envelopes[kind]
+        encoded = made.encode(made.make(
+            events, item.type, False, api_version, kind, namespace, name, uid, rv,
+            item.received_at, attribution.component, attribution.evidence, body))
         clock.lap("Avro encode")
         framing.value(topics.topic_for(TOPIC_PREFIX, TARGETS[kind].resource), encoded)
         framing.headers(item.type, "s", events)

@@ -52,6 +52,7 @@ Obj = dict[str, Any]
 class WatchState:
     target: Target
     topic: str
+    envelopes: envelope.WatchEnvelopes  # its object records' envelopes and Avro bodies
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
     attributor: Attributor = field(default_factory=Attributor)
     listing: set[str] | None = None  # uids the current (re)list has shown so far
@@ -93,6 +94,7 @@ class Writer:
 
     def add_watch(self, target: Target, checkpoint: Checkpoint | None) -> WatchState:
         state = WatchState(target, topics.topic_for(self.prefix, target.resource),
+                           envelope.WatchEnvelopes(self.cluster, self.session, target.resource),
                            checkpoint or Checkpoint())
         self.states[target.key] = state
         return state
@@ -234,16 +236,13 @@ class Writer:
             self.redactor.apply(obj)
             body = gojson.dumps(obj) if stored else None
         seq = self._next_seq(state.topic)
-        found = records.object_envelope(
-            cluster=self.cluster, session=self.session, seq=seq, event_type=event_type,
-            resource=state.target.resource, api_version=api_version, kind=kind,
-            namespace=namespace, name=name, uid=uid, resource_version=rv, object_json=body,
-            received_at=received_at, component=attribution.component,
-            attribution=attribution.evidence, inferred=inferred)
+        found = state.envelopes.make(seq, event_type, inferred, api_version, kind, namespace,
+                                     name, uid, rv, received_at, attribution.component,
+                                     attribution.evidence, body)
         if not self.typed_facts and truncation.fits(body, self.sink.max_record_bytes):
             # most records: encoded straight from their envelope, with no Record dict
             key = topics.object_key(kind, body, uid, self.session)
-            self.sink.send_encoded(state.topic, Outgoing(envelope.encode(found), key,
+            self.sink.send_encoded(state.topic, Outgoing(state.envelopes.encode(found), key,
                                                          event_type, self.session, seq))
         else:
             meta, facts = self._typed(kind, obj, body) if self.typed_facts else (None, None)

@@ -54,16 +54,13 @@ def object_envelope(
     time_source: str = "received",
 ) -> Envelope:
     """An object event's envelope (what ``schemas.envelope.encode`` encodes): its
-    resourceVersion's number and, unless given, its objectSize filled in."""
-    return Envelope(
-        cluster=cluster, session=session, seq=seq, type=event_type, inferred=inferred,
-        api_version=api_version, kind=kind, resource=resource, namespace=namespace,
-        name=name, uid=uid, resource_version=resource_version,
-        resource_version_number=resource_version_number(resource_version),
-        time_source=time_source, received_at=received_at, component=component,
-        attribution=attribution, object=object_json,
-        object_size=len(object_json or b"") if object_size is None else object_size,
-        truncated=truncated)
+    resourceVersion's number and, unless given, its objectSize filled in. (Made in the
+    declared order: by keyword, msgspec takes ~4x the instructions, a recorder's per event.)"""
+    return Envelope(cluster, session, seq, event_type, inferred, api_version, kind, resource,
+                    namespace, name, uid, resource_version,
+                    resource_version_number(resource_version), time_source, received_at,
+                    component, attribution, object_json,
+                    len(object_json or b"") if object_size is None else object_size, truncated)
 
 
 def marker_record(
