@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from replayer import db, projections, typed
-from replayer.dedup import OBJECT_TYPES, Seen, StoredVersions
+from replayer.dedup import OBJECT_TYPES, Seen
 from replayer.envelope import EnvelopeBatch
 from replayer.pipeline import Pipeline
 from schemas.envelope import Envelope
@@ -251,11 +251,18 @@ class Loader:
             e = run.envelopes[i]
             if not (keep_all or self.keep.keeps(e)):
                 self.stats.filtered += 1
-            elif self._admits(e, run.topic, run.partition, run.offsets[i], stored):
-                if e.type in OBJECT_TYPES and e.kind not in TYPED_KINDS:
+                continue
+            if e.type in OBJECT_TYPES and e.uid:  # most records: judged here, inline
+                verdict = self.seen.version_problem(e, stored)
+                if verdict is not None and not self._reported(
+                        e, run.topic, run.partition, run.offsets[i], *verdict):
+                    continue
+                if e.kind not in TYPED_KINDS:
                     self.unknown_kinds[e.kind or "(none)"] += 1
-                kinds[e.kind or e.type] += 1
-                kept.append(i)
+            elif not self._admits(e, run.topic, run.partition, run.offsets[i]):
+                continue
+            kinds[e.kind or e.type] += 1
+            kept.append(i)
         self._add(run, kept)
 
     def _stale(self, topic: str, partition: int, offsets: list[int]) -> int:
@@ -268,26 +275,24 @@ class Loader:
                           f"offset {offset} after {last}")
         return stale
 
-    def _admits(self, e: Envelope, topic: str, partition: int, offset: int,
-                stored: StoredVersions) -> bool:
-        """Whether the record of ``e`` is loaded; what keeps it out, or is wrong with what
-        is loaded, is reported."""
+    def _admits(self, e: Envelope, topic: str, partition: int, offset: int) -> bool:
+        """Whether the record of ``e`` — a marker, or anything but an object with a uid —
+        is loaded; what keeps it out is reported."""
         if e.type in MARKER_TYPES:
             if self.seen.marker_again(e):
                 self._duplicate(e, topic, partition, offset, f"marker {e.type} seq {e.seq}")
                 return False
             return True
-        if e.type not in OBJECT_TYPES:
-            self._problem(topic, partition, offset, "unknown_type", f"event type {e.type!r}")
-            return False
-        if not e.uid:
+        if e.type in OBJECT_TYPES:
             self._problem(topic, partition, offset, "missing_uid",
                           f"{e.type} {e.kind} without uid")
-            return False
-        verdict = self.seen.version_problem(e, stored)
-        if verdict is None:
-            return True
-        problem, detail = verdict
+        else:
+            self._problem(topic, partition, offset, "unknown_type", f"event type {e.type!r}")
+        return False
+
+    def _reported(self, e: Envelope, topic: str, partition: int, offset: int, problem: str,
+                  detail: str) -> bool:
+        """Report a version's problem; whether the record is still loaded."""
         if problem == "duplicate":
             self._duplicate(e, topic, partition, offset, detail)
             return False
