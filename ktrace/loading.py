@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import click
 
 from ktrace.databases import echo_where, loading_database, open_for_analysis
-from ktrace.output import Output, rfc3339
+from ktrace.output import Output
 from ktrace.printing import print_sections, write_report_files
 from ktrace.sources import require_topics
 from ktrace.when import utc
 from schemas.errors import KtraceError
+from schemas.formats import rfc3339
 
 if TYPE_CHECKING:
     from replayer.loader import LoadStats, RecordFilter

@@ -17,7 +17,7 @@ import io
 import os
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -25,6 +25,8 @@ from uuid import UUID
 
 import click
 import orjson
+
+from schemas.formats import clock, duration, rfc3339, rounded
 
 FORMATS = ("table", "wide", "json", "yaml", "csv", "name")
 TABLE_FORMATS = ("table", "wide")
@@ -34,10 +36,10 @@ WIDE_CELL_MAX = 60
 MIN_WIDTH = 4
 #: columns that cannot all keep this much of their width are left out of a fitted table
 READABLE_WIDTH = 10
-#: how a column gives way when a table must fit the terminal: ``prose`` is cut first,
-#: ``name`` next, ``whole`` never — a cut code, time or evidence id reads as another or as
-#: nothing (``terminating`` as ``ter…``); when even so the table is too wide, columns are left
-#: out, the view's ``narrow`` ones first. Times, durations and ages are ``whole``.
+#: how a column's cells are shortened when a table must fit the terminal: ``prose`` (free
+#: text: messages, reasons) is cut first, ``name`` next, ``whole`` never — a cut code, time or
+#: evidence id reads as another or as nothing (``terminating`` as ``ter…``). Times, durations
+#: and ages are ``whole``. Whether a column may be left out is its ``drop``.
 FITS = ("prose", "name", "whole")
 GUTTER = "  "
 NONE = "<none>"
@@ -61,6 +63,9 @@ class Column:
     max_width: int | None = None
     #: one of FITS; None: ``whole`` for times, durations and ages, else ``name``
     fit: str | None = None
+    #: when prose and names at READABLE_WIDTH still do not fit, the columns with a ``drop``
+    #: are left out, 1 first; None: never left out (ids, durations: what the next step needs)
+    drop: int | None = None
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS and self.show in SHOWS and self.fit in (None, *FITS), self
@@ -89,11 +94,6 @@ class View:
     columns: tuple[Column, ...]
     names: tuple[str, ...] = ()
     kind: str | None = None
-    #: keys of the columns a table too wide for the terminal leaves out first, in order
-    narrow: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        assert set(self.narrow) <= set(self.keys), self.narrow
 
     @property
     def keys(self) -> list[str]:
@@ -109,8 +109,11 @@ class View:
 
 
 def dynamic_view(name: str, columns: Sequence[str]) -> View:
-    """The view of a result whose columns only the user knows (``ktrace query``)."""
-    return View(name, "the query's own columns", tuple(Column(c, "") for c in columns),
+    """The view of a result whose columns only the user knows (``ktrace query``): a table
+    too wide leaves out its last columns first, never the first."""
+    return View(name, "the query's own columns",
+                tuple(Column(c, "", drop=len(columns) - i if i else None)
+                      for i, c in enumerate(columns)),
                 names=tuple(columns[:1]))
 
 
@@ -136,6 +139,8 @@ class Output:
     fmt: str
     output_dir: str | None = None
     width: int | None = field(default_factory=lambda: terminal_width())
+    #: tables print their header line (``get --no-headers`` leaves it out)
+    headers: bool = True
 
 
 def terminal_width() -> int | None:
@@ -176,23 +181,19 @@ def sections_output_options(func: Callable) -> Callable:
 
 # ---- values --------------------------------------------------------------------------------
 
-def rfc3339(value: datetime) -> str:
-    """A time in UTC with ``Z``, to the microsecond; naive times are the database's UTC."""
-    if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return value.isoformat(timespec="microseconds") + "Z"
-
-
 def plain(value: Any) -> Any:
-    """``value`` as JSON/YAML/CSV carry it: times as RFC 3339 strings, numbers exact."""
+    """``value`` as JSON/YAML/CSV carry it: times as RFC 3339 strings, numbers without
+    binary noise (schemas.formats)."""
     if isinstance(value, datetime):
         return rfc3339(value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, timedelta):
-        return value.total_seconds()
+        return rounded(value.total_seconds())
     if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        return int(value) if value == value.to_integral_value() else rounded(float(value))
+    if isinstance(value, float):
+        return rounded(value)
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, Mapping):
@@ -200,24 +201,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [plain(v) for v in value]
     return value
-
-
-def duration(seconds: float) -> str:
-    """Seconds as kubectl prints durations: ``310ms``, ``1.9s``, ``45s``, ``2m03s``,
-    ``1h02m``, ``3d04h``."""
-    sign, s = ("-" if seconds < 0 else ""), abs(seconds)
-    if s < 0.1:
-        return f"{sign}{s * 1000:.0f}ms"
-    if round(s, 1) < 10:
-        return f"{sign}{s:.1f}s"
-    whole = int(round(s))
-    if whole < 60:
-        return f"{sign}{whole}s"
-    if whole < 3600:
-        return f"{sign}{whole // 60}m{whole % 60:02d}s"
-    if whole < 86400:
-        return f"{sign}{whole // 3600}h{whole % 3600 // 60:02d}m"
-    return f"{sign}{whole // 86400}d{whole % 86400 // 3600:02d}h"
 
 
 def _number(value: float) -> str:
@@ -242,14 +225,15 @@ def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool,
     if column.kind == "age" and isinstance(value, datetime) and now is not None:
         return duration((now - value).total_seconds())
     if isinstance(value, datetime):
-        stamp = rfc3339(value)
         if column.kind == "clock" and not wide:
-            return (stamp[:10] + " " if dated else "") + stamp[11:23] + "Z"
-        return stamp[:19] + "Z" if not wide else stamp
+            return rfc3339(value, 3) if dated else clock(value)
+        return rfc3339(value, 6 if wide else 0)
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (float, Decimal)):
         return _number(float(value))
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int)) for v in value):
+        return ",".join(str(v) for v in value) or NONE  # as kubectl prints a list of names
     if isinstance(value, (list, tuple, dict)):
         return orjson.dumps(plain(value)).decode()
     return str(value)
@@ -366,9 +350,9 @@ def table_text(answer: Answer, out: Output, *, section: str | None = None) -> st
     caps = [c.max_width or (WIDE_CELL_MAX if wide else None) for c in columns]
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)
               for i, c in enumerate(columns)]
+    ways = [c.gives_way(answer.rows) for c in columns]
     if not wide and out.width:
-        ways = [c.gives_way(answer.rows) for c in columns]
-        shown = _columns_shown(answer.view, columns, ways, widths, out.width)
+        shown = _columns_shown(columns, ways, widths, out.width)
         if len(shown) < len(columns):
             left = [columns[i].title for i in range(len(columns)) if i not in shown]
             where = f" of {section}" if section else ""
@@ -378,8 +362,9 @@ def table_text(answer: Answer, out: Output, *, section: str | None = None) -> st
             widths, cells = [widths[i] for i in shown], [[r[i] for i in shown] for r in cells]
         widths = fit(widths, ways,
                      out.width - len(GUTTER) * (len(widths) - 1))
-    lines = [[c.title for c in columns]] + cells
-    return "".join(GUTTER.join(clip(v, w).ljust(w) for v, w in zip(line, widths)).rstrip()
+    lines = ([[c.title for c in columns]] if out.headers else []) + cells
+    return "".join(GUTTER.join(clip(v, w, middle=way == "name").ljust(w)
+                               for v, w, way in zip(line, widths, ways)).rstrip()
                    + "\n" for line in lines)
 
 
@@ -399,20 +384,27 @@ def fit(widths: list[int], gives_way: list[str], room: int) -> list[int]:
     return widths
 
 
-def _columns_shown(view: View, columns: Sequence[Column], ways: list[str], widths: list[int],
+def _columns_shown(columns: Sequence[Column], ways: list[str], widths: list[int],
                    width: int) -> list[int]:
     """The indexes of the columns a table ``width`` characters wide keeps: while they do not
-    fit with prose and names at READABLE_WIDTH and the rest whole, the view's ``narrow``
-    columns are left out first, then the last one."""
+    fit with prose and names at READABLE_WIDTH and the rest whole, the columns that may be
+    dropped are left out, in their declared order. The others stay even when the table is
+    then wider than the terminal: they are what the next command needs."""
     floors = [w if way == "whole" else min(w, READABLE_WIDTH) for way, w in zip(ways, widths)]
     shown = list(range(len(columns)))
-    narrow = [i for key in view.narrow for i, c in enumerate(columns) if c.key == key]
-    while (len(shown) > 1 and
-           sum(floors[i] for i in shown) + len(GUTTER) * (len(shown) - 1) > width):
-        shown.remove(narrow.pop(0) if narrow else shown[-1])
+    droppable = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
+    while droppable and sum(floors[i] for i in shown) + len(GUTTER) * (len(shown) - 1) > width:
+        shown.remove(droppable.pop(0)[1])
     return shown
 
 
-def clip(text: str, width: int) -> str:
+def clip(text: str, width: int, *, middle: bool = False) -> str:
+    """``text`` cut to ``width`` with ``…``: at the end (prose), or in the ``middle`` for a
+    name — generated names differ in their last characters (web-857bb4bd9d-84bp4)."""
     text = text.replace("\n", " ")
-    return text if len(text) <= width else text[:width - 1] + "…"
+    if len(text) <= width:
+        return text
+    if middle and width >= 5:
+        tail = (width - 1) // 2
+        return text[:width - 1 - tail] + "…" + text[-tail:]
+    return text[:width - 1] + "…"

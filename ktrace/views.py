@@ -12,12 +12,12 @@ EVIDENCE = ("evidence id of the record that shows it, RESOURCE:SESSION:SEQ — t
             "database loaded from the recording (`ktrace evidence ID`)")
 
 STUCK = View("stuck", "a list with one row per stuck object, most telling first", (
-    C("kind", "Kind of the object"),
-    C("namespace", "its namespace (none for cluster-scoped kinds)"),
+    C("kind", "Kind of the object", drop=3),
+    C("namespace", "its namespace (none for cluster-scoped kinds)", drop=2),
     C("name", "its name"),
     C("uid", "its uid", show="wide"),
     C("problem", "terminating, pending, not_ready, not_created, rollout_stalled, update_held, "
-                 "pods_missing, claim_pending, lost, released or failed", fit="whole"),
+                 "pods_missing, claim_pending, lost, released or failed", fit="whole", drop=1),
     C("since", "when the problem began (RFC 3339)", show="wide"),
     C("stuck_for_s", "seconds stuck at the moment judged", kind="seconds", header="STUCK FOR"),
     C("top_cause", "the best-ranked cause", header="CAUSE", fit="whole"),
@@ -26,10 +26,10 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("evidence_event_id", EVIDENCE, fit="whole"),
     C("cluster", "the cluster it belongs to (each judged at the end of its own data)",
       show="wide"),
-), names=("name",), narrow=("evidence_event_id", "stuck_for_s"))
+), names=("name",))
 
 TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (
-    C("namespace", "the pod's namespace (a workload's pods may span several)"),
+    C("namespace", "the pod's namespace (a workload's pods may span several)", drop=2),
     C("pod", "the pod's name"),
     C("uid", "the pod's uid (a reused name is two pods)", show="wide"),
     C("step_no", "the step's number in this pod's life", show="wide", header="#"),
@@ -38,27 +38,30 @@ TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod,
     C("delta_s", "seconds since the previous step", kind="seconds", header="DELTA"),
     C("since_first_s", "seconds since the pod's first step", kind="seconds",
       header="SINCE FIRST", show="wide"),
-    C("component", "who made the change (kubelet, kube-scheduler, …)"),
+    C("component", "who made the change (kubelet, kube-scheduler, …)", drop=3),
     C("evidence_event_id", EVIDENCE, fit="whole"),
-    C("detail", "what the record says", fit="prose"),
-), names=("pod",), kind="pod", narrow=("detail", "evidence_event_id", "namespace"))
+    C("detail", "what the record says", fit="prose", drop=1),
+), names=("pod",), kind="pod")
 
 GAPS = View("gaps", "a list of slow steps and stretches the recording did not see", (
     C("category", "unseen, slow or unknown (a slow step overlapping an unseen stretch)",
-      fit="whole"),
+      fit="whole", drop=2),
     C("type", "what kind of gap", fit="whole"),
     C("namespace", "the object's namespace", show="wide"),
     C("name", "the object's name (none for a recording-wide gap)"),
     C("session", "recorder session", show="wide"),
-    C("topic", "topic the gap is in"),
-    C("start_at", "start (RFC 3339)"),
+    C("topics", "the topics it is in: one event of the whole recorder (every watch expiring "
+                "at once) is one row listing them; empty for a recording-wide gap",
+      fit="prose", drop=1),
+    C("start_at", "start (RFC 3339)", kind="clock"),
     C("end_at", "end (RFC 3339)", show="wide"),
     C("seconds", "how long", kind="seconds", header="LASTED"),
     C("threshold_s", "the threshold a slow step passed", kind="seconds", show="wide",
       header="THRESHOLD"),
-    C("detail", "what happened", fit="prose"),
-    C("evidence_event_id", EVIDENCE, fit="whole"),
-), names=("name",), kind="pod", narrow=("evidence_event_id", "topic"))
+    C("detail", "what happened", fit="prose", drop=3),
+    C("evidence_event_id", EVIDENCE + "; of a row of several topics, the first one's",
+      fit="whole"),
+), names=("name",), kind="pod")
 
 RACES = View("races", "terminating pods behind a Service: did containers stop before the "
              "endpoint went off", (
@@ -66,8 +69,10 @@ RACES = View("races", "terminating pods behind a Service: did containers stop be
     C("pod", "the pod's name"),
     C("service", "the Service it was behind"),
     C("verdict", "stopped_before_endpoint_off (the race), within_margin, ok, …", fit="whole"),
-    C("exposed_s", "seconds the endpoint stayed routable after containers stopped",
-      kind="seconds", header="EXPOSED"),
+    C("exposed_s", "seconds the endpoint stayed routable after containers stopped (0 when "
+                   "it went off first)", kind="seconds", header="EXPOSED"),
+    C("margin_s", "seconds the endpoint went off before the containers stopped (0 in a race)",
+      kind="seconds", header="MARGIN"),
     C("deletion_requested_at", "deletion requested (RFC 3339)", show="wide"),
     C("endpoint_off_at", "endpoint went not-ready or removed (RFC 3339)", show="wide"),
     C("off_state", "how the endpoint went off", show="wide", fit="whole"),
@@ -82,13 +87,15 @@ RACE_SUMMARY = View("race_summary", "per namespace: the distribution and a sugge
     C("namespace", "namespace"),
     C("pods", "terminating pods behind a Service"),
     C("raced", "of them, containers stopped before the endpoint went off"),
-    C("within_margin", "of them, stopped within the margin after", header="MARGIN"),
-    C("p50_request_to_off_s", "median seconds from request to endpoint off", kind="seconds",
-      header="P50"),
-    C("p99_request_to_off_s", "99th percentile of the same", kind="seconds", header="P99"),
-    C("max_request_to_off_s", "the longest", kind="seconds", header="MAX"),
-    C("suggested_prestop_s", "a preStop sleep that covers p99 plus the margin",
-      kind="seconds", header="PRESTOP"),
+    C("within_margin", "of them, stopped less than --margin after the endpoint went off (a "
+                       "narrow race)", header="NARROW"),
+    C("p50_request_to_off_s", "median seconds from the deletion request to the endpoint going "
+                              "off", kind="seconds", header="P50 TO OFF"),
+    C("p99_request_to_off_s", "99th percentile of the same", kind="seconds",
+      header="P99 TO OFF"),
+    C("max_request_to_off_s", "the longest", kind="seconds", header="MAX TO OFF"),
+    C("suggested_prestop_s", "a preStop sleep that covers p99 plus the margin; none where "
+                             "no pod raced", kind="seconds", header="PRESTOP"),
 ))
 
 CAPACITY_DIPS = View("capacity_dips", "stretches a Service had fewer ready endpoints than its "
@@ -125,9 +132,9 @@ STATE_FULL = dataclasses.replace(STATE, columns=STATE.columns + (
 
 TOPICS = View("topics", "a list with one row per topic", (
     C("topic", "topic name (<prefix>.<resource>)", fit="whole"),
-    C("partitions", "partitions"),
+    C("partitions", "partitions", drop=2),
     C("records", "records held"),
-    C("first_received_at", "the first record's receive time"),
+    C("first_received_at", "the first record's receive time", drop=1),
     C("last_received_at", "the last record's receive time"),
 ), names=("topic",))
 
@@ -156,12 +163,13 @@ EXPLAIN = View("explain", "a list with one story per object the target names (a 
 STORY_STEPS = View("story_steps", "the steps of an explained object (its table)", (
     C("step_no", "the step's number", show="data"),
     C("time", "when", kind="clock"),
-    C("derived", "true when the time comes from the object, not a record seen", fit="whole"),
+    C("derived", "true when the time comes from the object, not a record seen", fit="whole",
+      drop=1),
     C("step", "what happened", fit="whole"),
-    C("component", "who did it"),
-    C("detail", "what the record says", fit="prose"),
+    C("component", "who did it", drop=3),
+    C("detail", "what the record says", fit="prose", drop=2),
     C("evidence_event_id", EVIDENCE, fit="whole"),
-), narrow=("derived", "evidence_event_id"))
+))
 
 EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refused)", (
     C("id", "the evidence id (RESOURCE:SESSION:SEQ, the same in every database loaded from "
@@ -201,6 +209,7 @@ def _get_view(kind: str, columns: tuple[C, ...], *, age: str = "table") -> View:
         C("uid", "uid", show="wide"),
         C("cluster", "cluster", show="wide"),
         C("created_at", "creationTimestamp", show="data"),
+        C("labels", "labels (a table shows them with --show-labels or -L KEY)", show="data"),
     ), names=("name",), kind=kind.lower())
 
 
@@ -250,7 +259,8 @@ INFO_CLUSTERS = View("info_clusters", "each cluster's recorded window", (
     C("first_received_at", "its first record's receive time"),
     C("last_received_at", "its last record's receive time"),
     C("window_s", "seconds between them", kind="seconds", header="WINDOW"),
-    C("records", "records"), C("objects", "distinct objects"), C("sessions", "recorder sessions"),
+    C("records", "records"), C("objects", "distinct objects", drop=1),
+    C("sessions", "recorder sessions", drop=2),
 ))
 INFO_SESSIONS = View("info_sessions", "recorder sessions and kubectl imports", (
     C("cluster", "cluster"), C("session", "session id (import:FILE for an import)"),
@@ -264,9 +274,11 @@ INFO_KINDS = View("info_kinds", "the kinds held", (
 INFO_UNSEEN = View("info_unseen", "stretches the recording did not see, by type", (
     C("type", "gap_marker, session_gap, session_lost, sequence_hole, damaged, …"),
     C("stretches", "how many"),
-    C("total_s", "their total length", kind="seconds", header="TOTAL"),
-    C("first_start_at", "the first one's start"), C("last_end_at", "the last one's end"),
-    C("topics", "topics they are in", fit="prose"),
+    C("total_s", "the time they cover, overlapping stretches counted once", kind="seconds",
+      header="COVERED"),
+    C("first_start_at", "the first one's start"),
+    C("last_end_at", "the last one's end", drop=2),
+    C("topics", "topics they are in", fit="prose", drop=1),
 ))
 
 #: every fixed view by name: the sections of reports and the schemas docs/cli.md lists

@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import click
 
-from ktrace.output import rfc3339
 from schemas.errors import KtraceError
+from schemas.formats import rfc3339
 
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")

@@ -7,11 +7,13 @@ from datetime import datetime, timezone
 
 import orjson
 
+from schemas.formats import rfc3339
+
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         doc = {
-            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "time": rfc3339(datetime.fromtimestamp(record.created, timezone.utc), 3),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

@@ -3,13 +3,17 @@ and `ktrace info` what the database holds at all."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
+from replayer.analyses.get import pod_status
 
 END = "2026-11-30T07:13:30Z"
 #: public specimens and what `kubectl get pods` showed for them (EXPECTED.md, the pastes)
@@ -17,7 +21,8 @@ SPECIMENS = {
     "crash-loop-1": ("default", "crashloop", "0/1", "CrashLoopBackOff", 1),
     "crash-loop-3": ("ns-apps", "nsapp-fa868e46640f566de09528-0", "0/1", "CrashLoopBackOff", 617),
     "crash-loop-oom-1": ("tts-team", "jumpserver-reader-589945c95c-d2nzg", "1/1", "Running", 21),
-    "init-crash-1": ("default", "unnamed-rtf-app-pod", None, "Init:CrashLoopBackOff", 0),
+    # (a describe was pasted: kubectl's printer counts an initializing pod's init restarts)
+    "init-crash-1": ("default", "unnamed-rtf-app-pod", None, "Init:CrashLoopBackOff", 16),
     "init-container-config-1": ("default", "sample-mychart-6bfc89db65-j9g9z", None,
                                 "Init:CreateContainerConfigError", 0),
     "run-container-error-1": ("default", "foo", "0/1", "RunContainerError", 1),
@@ -32,7 +37,11 @@ def run(*args: str) -> str:
 
 
 def rows(*args: str) -> list[dict]:
-    return json.loads(run(*args, "-o", "json"))
+    """The rows of a `get` (its csv: -o json prints kubectl's objects) or an `info`."""
+    if args[0] != "get":
+        return json.loads(run(*args, "-o", "json"))
+    return [{k: int(v) if v.isdigit() else v for k, v in row.items()}
+            for row in csv.DictReader(io.StringIO(run(*args, "-o", "csv")))]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +58,10 @@ def test_get_pods_lists_the_pods_that_exist_at_the_moment(demo_db):
         assert sorted((p["namespace"], p["name"]) for p in pods) == sorted(
             (s["namespace"], s["name"]) for s in existing)
     by_name = {p["name"]: p for p in rows("get", "po", "--db", demo_db)}
-    assert by_name["held"]["status"] == "Terminating" and by_name["held"]["ready"] == "0/1"
+    # held's container failed and its phase is Failed: kubectl shows a terminal pod's reason,
+    # not Terminating, though its deletion waits for the finalizer
+    assert by_name["held"]["status"] == "Error" and by_name["held"]["ready"] == "0/1"
+    assert by_name["busy"]["status"] == "Terminating"
     assert by_name["victim"]["node"] == "kwok-node-2"
     running = [p for p in by_name.values() if p["name"].startswith("web-")]
     assert running and all(p["status"] == "Running" and p["ready"] == "1/1" for p in running)
@@ -117,3 +129,112 @@ def test_info_shows_the_clusters_sessions_kinds_and_unseen_stretches(demo_db, pu
     assert {u["type"] for u in info["info_unseen"]} >= {"gap_marker"}
     assert [c["cluster"] for c in rows("info", "--cluster", "public", "--db", both)[
         "info_clusters"]] == ["public"]
+
+
+def test_several_kinds_print_one_table_each_as_kubectl_does(demo_db):
+    out = run("get", "pods,deploy", "-n", "race", "--no-headers", "--db", demo_db)
+    tables = out.split("\n\n")
+    assert len(tables) == 2
+    assert all(line.startswith("race       web") for line in out.splitlines() if line)
+    assert [line.split()[1] for line in tables[1].splitlines()] == ["web"]
+    assert "NAME" not in out
+    assert run("get", "pod/held", "deploy/web", "-n", "race", "--db", demo_db, "-o", "name") \
+        == "deployment/web\n"  # held is in namespace hold
+
+
+def test_show_labels_and_label_columns_as_kubectl_prints_them(demo_db):
+    lines = run("get", "pods", "-n", "race", "-L", "app,missing", "--show-labels",
+                "--db", demo_db).splitlines()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "NODE",
+                                "AGE", "APP", "MISSING", "LABELS"]
+    assert lines[1].endswith("  web           app=web,pod-template-hash=5b57d4559b")
+
+
+@pytest.mark.parametrize("path", [".metadata.name", "{.metadata.creationTimestamp}",
+                                  ".status.podIP"])
+def test_sort_by_takes_a_jsonpath_into_the_objects(demo_db, path):
+    pods = rows("get", "pods", "--sort-by", path, "--db", demo_db)
+    key = {".metadata.name": lambda p: p["name"],
+           "{.metadata.creationTimestamp}": lambda p: p["created_at"],
+           ".status.podIP": lambda p: p["ip"] if p["ip"] else ""}[path]
+    assert [key(p) for p in pods] == sorted(key(p) for p in pods)
+    assert len(pods) == len(rows("get", "pods", "--db", demo_db))
+
+
+def test_yaml_and_json_print_the_objects_as_they_were(demo_db):
+    (event_id,) = json.loads(run("query", "SELECT max(event_id) AS id FROM raw_events WHERE "
+                                 "kind = 'Deployment' AND namespace = 'race' AND name = 'web'",
+                                 "--db", demo_db, "-o", "json"))[0].values()
+    stored = json.loads(run("evidence", str(event_id), "--db", demo_db, "-o", "json"))["object"]
+    assert yaml.safe_load(run("get", "deploy/web", "-n", "race", "-o", "yaml", "--db", demo_db)) \
+        == stored
+    listed = json.loads(run("get", "deploy", "-n", "race", "-o", "json", "--db", demo_db))
+    assert listed == {"apiVersion": "v1", "kind": "List", "items": [stored],
+                      "metadata": {"resourceVersion": ""}}
+
+
+def test_a_kind_the_recording_does_not_hold_says_so(demo_db):
+    result = CliRunner().invoke(cli, ["get", "svc", "--db", demo_db])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == ("Error: the recording holds no Service at all (the recorder did "
+                             "not watch that kind): `ktrace info` lists the kinds it holds\n")
+
+
+def test_a_name_in_two_namespaces_needs_n(demo_db, monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    result = CliRunner().invoke(cli, ["get", "deploy", "web", "--db", demo_db])
+    assert result.exit_code == 1 and result.stderr == (
+        "Error: Deployment 'web' is in 2 namespaces (graceful, race): pass -n NAMESPACE, or -A "
+        "for all of them\n")
+    assert {d["namespace"] for d in rows("get", "deploy", "web", "-A", "--db", demo_db)} == {
+        "graceful", "race"}
+
+
+def _container(state: str, *, init: bool = False, sidecar: bool = False, ready: bool = False,
+               reason: str | None = None, exit_code: int | None = None,
+               restarts: int = 0) -> dict:
+    return {"init": init, "sidecar": sidecar, "ready": ready, "state": state, "reason": reason,
+            "exit_code": exit_code, "signal": None, "restart_count": restarts}
+
+
+def _pod(*containers: dict, initialized: bool = False, pod_ready: bool = False,
+         phase: str = "Running", deleting: bool = False) -> dict:
+    return {"containers": list(containers), "phase": phase, "status_reason": None,
+            "scheduling_gated": False, "initialized": initialized, "pod_ready": pod_ready,
+            "deletion_at": "set" if deleting else None,
+            "spec_containers": sum(not c["init"] for c in containers),
+            "spec_init_containers": sum(c["init"] for c in containers)}
+
+
+@pytest.mark.parametrize("pod, shown", [
+    # initializing: the init container's restarts count, the main container's do not
+    (_pod(_container("terminated", init=True, exit_code=0, restarts=1),
+          _container("running", init=True, restarts=4),
+          _container("waiting", reason="PodInitializing", restarts=0), phase="Pending"),
+     ("0/1", "Init:1/2", 5)),
+    (_pod(_container("waiting", init=True, reason="CrashLoopBackOff", restarts=3),
+          _container("waiting", reason="PodInitializing"), phase="Pending"),
+     ("0/1", "Init:CrashLoopBackOff", 3)),
+    # a sidecar counts as a container, and its restarts after initialization
+    (_pod(_container("running", init=True, sidecar=True, ready=True, restarts=2),
+          _container("running", ready=True, restarts=1), initialized=True, pod_ready=True),
+     ("2/2", "Running", 3)),
+    # Completed beside a container still running: Running when the pod is Ready, else NotReady
+    (_pod(_container("terminated", reason="Completed", exit_code=0),
+          _container("running", ready=True), initialized=True, pod_ready=True),
+     ("1/2", "Running", 0)),
+    (_pod(_container("terminated", reason="Completed", exit_code=0),
+          _container("running", ready=True), initialized=True), ("1/2", "NotReady", 0)),
+    # one container Completed, another failed: the failure shows
+    (_pod(_container("terminated", reason="Error", exit_code=1),
+          _container("terminated", reason="Completed", exit_code=0), initialized=True,
+          phase="Failed"), ("0/2", "Error", 0)),
+    # a terminal pod being deleted shows its end, a running one Terminating
+    (_pod(_container("terminated", reason="Error", exit_code=1), phase="Failed",
+          deleting=True, initialized=True), ("0/1", "Error", 0)),
+    (_pod(_container("running", ready=True), deleting=True, initialized=True,
+          pod_ready=True), ("1/1", "Terminating", 0)),
+])
+def test_pod_ready_status_and_restarts_follow_kubectls_printer(pod, shown):
+    row = pod_status(pod)
+    assert (row["ready"], row["status"], row["restarts"]) == shown

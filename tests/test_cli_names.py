@@ -77,13 +77,37 @@ def test_timeline_takes_a_pod_as_name_pod_slash_and_po_slash(dbs):
     assert len(outputs) == 1 and pod in outputs.pop()
 
 
-def test_timeline_of_a_deployment_across_namespaces_names_the_namespace(dbs):
-    rows = as_json("timeline", "deploy/web", "--db", dbs["demo"])
+def test_timeline_of_a_deployment_in_two_namespaces_is_ambiguous_without_n(dbs, monkeypatch,
+                                                                             tmp_path):
+    """The demo runs deploy/web in namespaces graceful and race: without -n (and without a
+    kubeconfig) that is an error naming both; -A merges them because it was asked to."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    for command in ("timeline", "explain"):
+        result = CliRunner().invoke(cli, [command, "deploy/web", "--db", dbs["demo"]])
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr == ("Error: Deployment 'web' is in 2 namespaces (graceful, race): "
+                                 "pass -n NAMESPACE, or -A for all of them\n")
+    rows = as_json("timeline", "deploy/web", "-A", "--db", dbs["demo"])
     namespaces = {r["namespace"] for r in rows}
-    assert len(namespaces) > 1  # the demo runs web in two namespaces
+    assert namespaces == {"graceful", "race"}
     narrowed = as_json("timeline", "deploy/web", "-n", sorted(namespaces)[0], "--db", dbs["demo"])
     assert narrowed and {r["namespace"] for r in narrowed} == {sorted(namespaces)[0]}
     assert {r["pod"] for r in narrowed} < {r["pod"] for r in rows}
+
+
+def test_the_current_contexts_namespace_chooses_among_the_recordings(dbs, monkeypatch, tmp_path):
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncurrent-context: shop\n"
+                          "contexts:\n- name: shop\n  context: {cluster: c, user: u, "
+                          "namespace: race}\nclusters: []\nusers: []\n")
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    result = CliRunner().invoke(cli, ["timeline", "deploy/web", "--db", dbs["demo"], "-o", "json"])
+    assert result.exit_code == 0
+    assert {r["namespace"] for r in json.loads(result.stdout)} == {"race"}
+    assert result.stderr == ("note: Deployment 'web' is in namespaces graceful, race: showing "
+                             "race, the namespace of kubeconfig context shop (-n to choose)\n")
+    # a name in one namespace is that object, whatever the context says
+    assert as_json("explain", "pod/held", "--db", dbs["demo"])[0]["namespace"] == "hold"
 
 
 def test_state_takes_the_kind_as_kubectl_names_it(dbs):
@@ -116,7 +140,7 @@ def test_each_cluster_is_judged_at_the_end_of_its_own_data(dbs):
     assert _stuck_for(public) == pytest.approx(_stuck_for(as_json("stuck", "--db", dbs["public"])))
 
 
-@pytest.mark.parametrize("command", [["gaps"], ["races"], ["timeline", "deploy/web"],
+@pytest.mark.parametrize("command", [["gaps"], ["races"], ["timeline", "deploy/web", "-A"],
                                      ["explain", "pod/held"],
                                      ["state", "--at", "2026-11-30T07:13:00Z"]])
 def test_cluster_filters_every_analysis(dbs, command: list[str]):

@@ -22,7 +22,8 @@ from click.testing import CliRunner
 from ktrace import views
 from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
-from ktrace.output import duration, fit
+from ktrace.output import fit
+from schemas.formats import duration
 
 KTRACE = [sys.executable, "-c", "from ktrace.entry import main; main()"]
 WINDOW = ["--since", "2026-11-30T07:11:00Z", "--until", "2026-11-30T07:14:00Z"]
@@ -181,7 +182,7 @@ def test_a_pipe_closed_before_the_answer_exits_0_quietly(demo_db, fmt):
 
 
 @pytest.mark.parametrize("seconds, text", [
-    (0.0312, "31ms"), (1.93125244, "1.9s"), (45.4, "45s"), (123, "2m03s"), (3725, "1h02m"),
+    (0, "0s"), (0.0312, "31ms"), (1.93125244, "1.9s"), (45.4, "45s"), (123, "2m03s"), (3725, "1h02m"),
     (273600, "3d04h"), (-1.25, "-1.2s"), (59.6, "1m00s")])
 def test_durations_read_like_kubectl(seconds, text):
     assert duration(seconds) == text
@@ -195,18 +196,25 @@ def test_fit_shrinks_prose_before_names_and_never_a_whole_column():
 
 
 @pytest.mark.parametrize("command, codes", [
-    ("stuck", ("problem", "top_cause")), ("timeline", ("step", "time")),
-    ("gaps", ("category", "type"))])
+    ("stuck", ("problem", "top_cause", "evidence_event_id")),
+    ("timeline", ("step", "time", "evidence_event_id")),
+    ("gaps", ("category", "type", "evidence_event_id"))])
 def test_an_80_column_table_leaves_codes_and_times_whole(command, codes, args, as_json):
-    """A cut code reads as nothing (``ter…``): the table leaves columns out instead, and says
-    which on stderr."""
+    """A cut code reads as nothing (``ter…``): the table leaves a column out instead, and
+    says which on stderr; evidence ids are never left out."""
     result = invoke(*args(command), columns=80)
     table = result.stdout
-    for row in as_json(command):
-        for key in codes:
+    header = table.splitlines()[0]
+    left_out = re.search(r"note: (.+) left out to fit 80 columns", result.stderr)[1].split(", ")
+    for key in codes:
+        title = views.VIEWS[command].columns[views.VIEWS[command].keys.index(key)].title
+        assert (title in header) != (title in left_out), title
+        if title not in header:
+            continue
+        for row in as_json(command):
             value = row[key] if key != "time" else row[key][11:23] + "Z"  # the clock, as shown
             assert re.search(rf"(^|  ){re.escape(value)}(  |$)", table, re.M), (key, value)
-    assert "left out to fit 80 columns" in result.stderr
+    assert "EVIDENCE" in header
 
 
 def test_a_reports_notes_name_the_section_they_are_about(args):

@@ -9,6 +9,7 @@ import re
 from click.testing import CliRunner
 
 from ktrace.cli import cli
+from schemas.formats import duration
 
 
 def run(*args: str):
@@ -26,14 +27,14 @@ def raced_pod(path: str) -> tuple[str, float]:
 
 def test_explain_a_raced_pod_names_the_race_its_margin_and_the_prestop(demo_db: str):
     pod, exposed = raced_pod(demo_db)
-    prestop = json.loads(run("races", "--db", demo_db, "-o", "json"))[
-        "race_summary"][0]["suggested_prestop_s"]
+    prestop = duration(json.loads(run("races", "-n", "race", "--db", demo_db, "-o", "json"))[
+        "race_summary"][0]["suggested_prestop_s"])
     text = run("explain", pod, "--db", demo_db)
-    assert f"Race: its containers stopped {exposed:.1f} s before its endpoint" in text
-    assert f"a preStop delay of {prestop} s" in text
+    assert f"Race: its containers stopped {duration(exposed)} before its endpoint" in text
+    assert f"a preStop delay of {prestop} (the 99th percentile" in text
     story = json.loads(run("explain", pod, "--db", demo_db, "-o", "json"))[0]
     race = [f for f in story["findings"] if f["topic"] == "race"][0]
-    assert f"{exposed:.1f} s" in race["sentence"] and f"{prestop} s" in race["advice"]
+    assert duration(exposed) in race["sentence"] and prestop in race["advice"]
     assert len(race["evidence"]) == 3
     assert [s["step"] for s in story["timeline"]][:2] == ["created", "scheduled"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -16,15 +17,18 @@ from ktrace.completion import complete_targets
 from ktrace.databases import db_option, open_for_analysis, parquet_option, with_db
 from ktrace.options import DurationType, duration_option, fetch_kafka_options
 from ktrace.output import (Answer, Output, dynamic_view, emit, emit_document, output_option,
-                          sections_output_options, rfc3339, write)
+                          sections_output_options, write)
 from ktrace.printing import print_sections
 from ktrace.prose import record_text, stories_text
-from ktrace.scope import scope_options
+from ktrace.namespaces import resolve_namespace
+from ktrace.scope import scope_options, target_scope_options
 from ktrace.when import TIME_FORMS, moment
 from replayer.analyses.query import DEFAULT_TIMEOUT_S
 from replayer.analyses.races import DEFAULT_MARGIN_S as RACE_MARGIN_S
 from replayer.analyses.stuck import DEFAULT_MARGIN_S, DEFAULT_THRESHOLD_S, PENDING, TERMINATING
 from schemas.errors import KtraceError
+from schemas.formats import rfc3339
+from schemas.kinds import ObjectRef
 
 
 @click.command(short_help="Run SQL against the database (read-only unless --write).")
@@ -67,12 +71,21 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
         emit(Answer.of(dynamic_view("query", result[0]), result), output)
 
 
+def target_namespace(con: Any, target: str, namespace: str | None, cluster: str | None,
+                     all_namespaces: bool) -> str | None:
+    """The namespace of a POD | KIND/NAME target without -n (ktrace.namespaces)."""
+    ref = ObjectRef.parse(target)
+    return resolve_namespace(con, ref.kind.kind, [ref.name], namespace, cluster,
+                             all_namespaces=all_namespaces)
+
+
 @click.command(short_help="A pod's (or a workload's pods') lifecycle, step by step.")
 @click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
-@scope_options
+@target_scope_options
 @with_db
 @output_option
-def timeline(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
+def timeline(target: str, namespace: str | None, all_namespaces: bool, cluster: str | None, con,
+             output: str) -> None:
     """A pod's lifecycle (or every pod of a workload): steps, times, deltas, components.
     POD is NAME, pod/NAME or po/NAME; KIND/NAME a workload: deploy/web, rs/…, sts/…, ds/…,
     job/…
@@ -84,15 +97,17 @@ def timeline(target: str, namespace: str | None, cluster: str | None, con, outpu
       ktrace timeline po/web-857bb4bd9d-84bp4 --cluster prod
       ktrace timeline deploy/web -n shop -o wide"""
     from replayer.analyses.timeline import timeline as pod_timeline
+    namespace = target_namespace(con, target, namespace, cluster, all_namespaces)
     emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace, cluster)), output)
 
 
 @click.command(short_help="One object's whole story, in sentences with evidence.")
 @click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
-@scope_options
+@target_scope_options
 @with_db
 @output_option
-def explain(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
+def explain(target: str, namespace: str | None, all_namespaces: bool, cluster: str | None, con,
+            output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
     sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
     deploy, rs, pvc, pv, ns, no, sts, ds, job… Any recorded object, finished or not: a
@@ -107,6 +122,7 @@ def explain(target: str, namespace: str | None, cluster: str | None, con, output
       ktrace explain deploy/web -n shop -o yaml
       ktrace explain job/migrate -o json"""
     from replayer.analyses.explain import explain as explain_object
+    namespace = target_namespace(con, target, namespace, cluster, all_namespaces)
     stories = explain_object(con, target, namespace, cluster)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",
@@ -195,7 +211,7 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None
     \b
       ktrace gaps --db demo.duckdb
       ktrace gaps --threshold create_to_schedule=10s -o csv"""
-    from replayer.analyses.gaps import gaps as find_gaps
+    from replayer.analyses.gaps import gaps as find_gaps, whole_second_notes
     seconds = DurationType(allow_zero=True)
     parsed = {}
     for item in thresholds:
@@ -205,8 +221,10 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None
         except click.BadParameter as exc:
             raise click.BadParameter(f"{item!r}: expected STEP=DURATION; {exc.message}",
                                      param_hint="--threshold") from None
-    emit(Answer.of(views.GAPS, find_gaps(con, namespace=namespace, cluster=cluster,
-                                         thresholds=parsed)), output)
+    rows = find_gaps(con, namespace=namespace, cluster=cluster, thresholds=parsed)
+    for note in whole_second_notes(parsed):
+        click.echo(f"note: {note}", err=True)
+    emit(Answer.of(views.GAPS, rows), output)
 
 
 @click.command(short_help="Pods whose containers stopped before their endpoint went off.")

@@ -80,6 +80,24 @@ def kubeconfig_paths(explicit: str | None) -> list[Path]:
     return [Path.home() / ".kube" / "config"]
 
 
+def current_namespace() -> tuple[str, str] | None:
+    """(context, namespace) of the kubeconfig's current context — ``default`` when the
+    context names none, as kubectl takes it; None without a usable kubeconfig."""
+    existing = [p for p in kubeconfig_paths(None) if p.is_file()]
+    if not existing:
+        return None
+    try:
+        doc = merged_kubeconfig(existing)
+    except ConfigError:
+        return None
+    name = doc["current-context"]
+    context = doc["contexts"].get(name) if name else None
+    if context is None:
+        return None
+    namespace = context.get("namespace")
+    return name, namespace if isinstance(namespace, str) and namespace else "default"
+
+
 def in_cluster() -> bool:
     return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (SERVICE_ACCOUNT_DIR / "token").is_file()
 

@@ -18,6 +18,7 @@ from replayer.analyses.record_ids import public_dicts
 from replayer.analyses.scope import clock_known, clusters, data_end
 from replayer.analyses.timeline import POD_OWNERS, pod_uids
 from schemas.errors import KtraceError
+from schemas.formats import duration, rfc3339
 from schemas.kinds import ObjectRef
 
 @dataclass
@@ -242,14 +243,14 @@ def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
             sentence = (f"Race: its containers stopped {_seconds(r['exposed_s'])} before its "
                         f"endpoint in {r['service']} went off ({r['off_state']}): traffic could "
                         f"still be routed to a stopped pod.")
-            advice = (f"a preStop delay of {r['suggested_prestop_s']} s (the 99th percentile of "
+            advice = (f"a preStop delay of {_seconds(r['suggested_prestop_s'])} (the 99th percentile of "
                       f"deletion → endpoint off in namespace {r['namespace']}, plus "
-                      f"{RACE_MARGIN_S:g} s for kube-proxy) would have kept it serving until "
+                      f"{_seconds(RACE_MARGIN_S)} for kube-proxy) would have kept it serving until "
                       "its endpoint was gone")
         elif r["verdict"] == "within_margin":
             sentence = (f"Race (narrow): its containers stopped {_seconds(-r['exposed_s'])} after "
                         f"its endpoint in {r['service']} went off — within kube-proxy's margin.")
-            advice = f"a preStop delay of {r['suggested_prestop_s']} s would give kube-proxy time"
+            advice = f"a preStop delay of {_seconds(r['suggested_prestop_s'])} would give kube-proxy time"
         elif r["verdict"] == "ok":
             sentence = (f"No race: its endpoint in {r['service']} went off "
                         f"{_seconds(-r['exposed_s'])} before its containers stopped.")
@@ -321,14 +322,8 @@ def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 
 
 def _seconds(value: float | None) -> str:
-    if value is None:
-        return "?"
-    if abs(value) < 120:
-        return f"{value:.1f} s"
-    if abs(value) < 7200:
-        return f"{value / 60:.1f} min"
-    return f"{int(value // 3600)} h {int(value % 3600 // 60)} min"
+    return "?" if value is None else duration(value)
 
 
 def _time(value: datetime | None) -> str:
-    return "?" if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "?" if value is None else rfc3339(value, None)

@@ -14,6 +14,8 @@ import duckdb
 
 from replayer.analyses import Rows
 from replayer.analyses.selectors import field_condition, label_condition
+from replayer.objects import objects_of, parsed
+from transports.kafka.settings import KafkaSettings
 from schemas.kinds import kind_name
 
 #: every kind's rows: the object, its cluster's data end as ``seen_until``, its age
@@ -40,43 +42,70 @@ class Listing:
     finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
-def _init_status(init: list[dict[str, Any]]) -> str | None:
-    """``Init:…`` while an init container has not finished (None once all have)."""
-    for i, c in enumerate(init):
-        if c["state"] == "terminated" and c["exit_code"] == 0:
-            continue
-        if c["state"] == "terminated":
-            return "Init:" + (c["reason"] or f"ExitCode:{c['exit_code']}")
-        if c["state"] == "waiting" and c["reason"] and c["reason"] != "PodInitializing":
-            return "Init:" + c["reason"]
-        return f"Init:{i}/{len(init)}"
-    return None
-
-
-def _container_status(main: list[dict[str, Any]], status: str) -> str:
-    """The last container's waiting or terminated reason wins over the phase."""
-    running = False
-    for c in reversed(main):
-        if c["state"] in ("waiting", "terminated") and c["reason"]:
-            status = c["reason"]
-        elif c["state"] == "terminated":
-            status = f"Signal:{c['signal']}" if c["signal"] else f"ExitCode:{c['exit_code']}"
-        elif c["state"] == "running" and c["ready"]:
-            running = True
-    return "Running" if status == "Completed" and running else status
+def _exit_reason(c: dict[str, Any]) -> str:
+    """A terminated container's reason, else its signal or exit code."""
+    if c["reason"]:
+        return c["reason"]
+    return f"Signal:{c['signal']}" if c["signal"] else f"ExitCode:{c['exit_code']}"
 
 
 def pod_status(row: dict[str, Any]) -> dict[str, Any]:
-    """READY and STATUS as kubectl's printer derives them from the containers' states."""
+    """READY, STATUS and RESTARTS as kubectl's printPod derives them (kubernetes
+    pkg/printers/internalversion/printers.go): the first init container not done decides
+    while the pod initializes (``Init:N/M``, ``Init:<reason>``) and its init restarts count;
+    after, the last main container's waiting or terminated reason wins, ``Completed`` with a
+    container still running reads ``Running`` (pod Ready), ``NotReady``, or the failed
+    container's reason. Sidecars (restartable init containers) count as containers."""
     containers = row["containers"] or []
+    init = [c for c in containers if c["init"]]
     main = [c for c in containers if not c["init"]]
-    init = [c for c in containers if c["init"] and not c["sidecar"]]
-    status = (_init_status(init)
-              or _container_status(main, row["status_reason"] or row["phase"] or "Unknown"))
-    if row["deletion_at"] is not None:
-        status = "Unknown" if row["status_reason"] == "NodeLost" else "Terminating"
-    total = row["spec_containers"] or len(main)
-    return {**row, "ready": f"{sum(1 for c in main if c['ready'])}/{total}", "status": status}
+    reason = "SchedulingGated" if row["scheduling_gated"] else (
+        row["status_reason"] or row["phase"] or "Unknown")
+    restarts = sidecar_restarts = ready = 0
+    initializing = False
+    for i, c in enumerate(init):
+        restarts += c["restart_count"]
+        sidecar_restarts += c["restart_count"] if c["sidecar"] else 0
+        if c["state"] == "terminated" and c["exit_code"] == 0:
+            continue
+        if c["sidecar"] and c["state"] == "running":  # started: it runs beside the others
+            ready += 1 if c["ready"] else 0
+            continue
+        if c["state"] == "terminated":
+            reason = "Init:" + _exit_reason(c)
+        elif c["state"] == "waiting" and c["reason"] and c["reason"] != "PodInitializing":
+            reason = "Init:" + c["reason"]
+        else:
+            reason = f"Init:{i}/{row['spec_init_containers'] or len(init)}"
+        initializing = True
+        break
+    if not initializing or row["initialized"]:
+        restarts, reason, ready = _main_status(main, reason, row["pod_ready"], sidecar_restarts,
+                                               ready)
+    if row["deletion_at"] is not None and row["status_reason"] == "NodeLost":
+        reason = "Unknown"
+    elif row["deletion_at"] is not None and row["phase"] not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    total = (row["spec_containers"] or len(main)) + sum(1 for c in init if c["sidecar"])
+    return {**row, "ready": f"{ready}/{total}", "status": reason, "restarts": restarts}
+
+
+def _main_status(main: list[dict[str, Any]], reason: str, pod_ready: bool | None,
+                 restarts: int, ready: int) -> tuple[int, str, int]:
+    running, failed = False, ""
+    for c in reversed(main):
+        restarts += c["restart_count"]
+        if c["state"] == "waiting" and c["reason"]:
+            reason = c["reason"]
+        elif c["state"] == "terminated":
+            reason = _exit_reason(c)
+            failed = reason if c["exit_code"] != 0 else failed
+        elif c["state"] == "running" and c["ready"]:
+            running, ready = True, ready + 1
+    if reason == "Completed":
+        reason = ("Running" if running and pod_ready else failed or
+                  ("NotReady" if running else reason))
+    return restarts, reason, ready
 
 
 def node_status(row: dict[str, Any]) -> dict[str, Any]:
@@ -104,12 +133,17 @@ _WORKLOAD = ("SELECT o.*, w.replicas, coalesce(w.status_replicas, 0) AS current,
 LISTINGS: dict[str, Listing] = {
     "Pod": Listing(
         "SELECT o.*, p.phase, p.node_name AS node, p.pod_ip AS ip, p.status_reason, "
-        "  p.spec_containers, (SELECT list({'init': c.init, 'sidecar': c.sidecar, "
-        "    'ready': c.ready, 'state': c.state, 'reason': c.reason, "
-        "    'exit_code': c.exit_code, 'signal': c.signal} ORDER BY c.name) "
+        "  p.spec_containers, p.spec_init_containers, "
+        "  (SELECT list({'init': c.init, 'sidecar': c.sidecar, 'ready': c.ready, "
+        "    'state': c.state, 'reason': c.reason, 'exit_code': c.exit_code, "
+        "    'signal': c.signal, 'restart_count': c.restart_count} ORDER BY c.name) "
         "    FROM containers c WHERE c.event_id = o.event_id) AS containers, "
-        "  (SELECT coalesce(sum(c.restart_count), 0) FROM containers c "
-        "    WHERE c.event_id = o.event_id AND NOT c.init) AS restarts "
+        "  (SELECT bool_or(k.status = 'True') FILTER (WHERE k.type = 'Initialized') "
+        "    FROM conditions k WHERE k.event_id = o.event_id) AS initialized, "
+        "  (SELECT bool_or(k.status = 'True') FILTER (WHERE k.type = 'Ready') "
+        "    FROM conditions k WHERE k.event_id = o.event_id) AS pod_ready, "
+        "  (SELECT bool_or(k.type = 'PodScheduled' AND k.reason = 'SchedulingGated') "
+        "    FROM conditions k WHERE k.event_id = o.event_id) AS scheduling_gated "
         "FROM o JOIN pods p USING (event_id)",
         ("namespace", "name", "ready", "status", "restarts", "ip", "node"),
         {"spec.nodeName": "node", "status.phase": "phase", "status.podIP": "ip"},
@@ -150,13 +184,15 @@ LISTINGS: dict[str, Listing] = {
 }
 OTHER = Listing("SELECT o.* FROM o", ("namespace", "name"), {})
 #: what every row carries after its kind's columns
-IDENTITY = ("age_s", "kind", "uid", "cluster", "created_at")
+IDENTITY = ("age_s", "kind", "uid", "cluster", "created_at", "labels")
 
 
 def get(con: duckdb.DuckDBPyConnection, kind: str, at: datetime, *,
         names: tuple[str, ...] = (), namespace: str | None = None, cluster: str | None = None,
-        labels: str | None = None, fields: str | None = None) -> Rows:
-    """The objects of ``kind`` (any name kubectl takes) as they were at ``at``."""
+        labels: str | None = None, fields: str | None = None, full: bool = False,
+        kafka: KafkaSettings | None = None) -> Rows:
+    """The objects of ``kind`` (any name kubectl takes) as they were at ``at``; with
+    ``full``, an ``as_recorded`` column: each one's JSON as it was (replayer/objects.py)."""
     name = kind_name(kind).kind
     listing = LISTINGS.get(name, OTHER)
     label_sql, label_params = label_condition(labels, "o.labels")
@@ -171,4 +207,15 @@ def get(con: duckdb.DuckDBPyConnection, kind: str, at: datetime, *,
     if listing.finish:
         rows = [listing.finish(r) for r in rows]
     shown = [*listing.columns, *IDENTITY]
-    return shown, [tuple(r[c] for c in shown) for r in rows]
+    if not full:
+        return shown, [tuple(r[c] for c in shown) for r in rows]
+    found = objects_of(con, [r["event_id"] for r in rows], kafka)
+    return [*shown, "as_recorded"], [(*(r[c] for c in shown), parsed(found[r["event_id"]]))
+                                for r in rows]
+
+
+def recorded(con: duckdb.DuckDBPyConnection, kind: str) -> bool:
+    """Whether the database holds any record of ``kind`` (a kind the recorder did not
+    watch has none: its objects are unknown, not absent)."""
+    return con.execute("SELECT count(*) > 0 FROM raw_events WHERE kind = ?",
+                       [kind_name(kind).kind]).fetchone()[0]

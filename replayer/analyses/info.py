@@ -11,6 +11,20 @@ from replayer.analyses.findings import Section
 from replayer.analyses.scope import of_cluster_session
 
 
+#: per type, the time the stretches ``u`` cover, overlaps counted once: stretches sorted by
+#: start join the island before them while they start before its furthest end
+COVERED = """
+reach AS (SELECT type, start_at, end_at, max(end_at) OVER (PARTITION BY type
+              ORDER BY start_at, end_at ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              AS furthest FROM u),
+islands AS (SELECT *, count(*) FILTER (WHERE furthest IS NULL OR start_at > furthest)
+                OVER (PARTITION BY type ORDER BY start_at, end_at ROWS UNBOUNDED PRECEDING)
+                AS island FROM reach),
+covered AS (SELECT type, sum(seconds) AS covered_s FROM (
+                SELECT type, epoch(max(end_at) - min(start_at)) AS seconds FROM islands
+                GROUP BY type, island) GROUP BY type)"""
+
+
 def info(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> list[Section]:
     only = [cluster, cluster]
     return [
@@ -41,11 +55,13 @@ def info(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> list[
 
 
 def unseen(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> Rows:
-    """The stretches the recording did not see, by type: how many, how long in all, when."""
+    """The stretches the recording did not see, by type: how many, the time they cover
+    (overlaps counted once), when."""
     return fetch(con,
-        "SELECT type, count(*) AS stretches, sum(epoch(end_at - start_at)) AS total_s, "
+        f"WITH u AS (SELECT * FROM unseen_stretches WHERE session IS NULL OR "
+        f"  {of_cluster_session()}), {COVERED} "
+        "SELECT type, count(*) AS stretches, any_value(c.covered_s) AS total_s, "
         "  min(start_at) AS first_start_at, max(end_at) AS last_end_at, "
         "  list(DISTINCT topic ORDER BY topic) "
         "  FILTER (WHERE topic IS NOT NULL) AS topics "
-        f"FROM unseen_stretches WHERE session IS NULL OR {of_cluster_session()} "
-        "GROUP BY type ORDER BY type", [cluster, cluster])
+        "FROM u JOIN covered c USING (type) GROUP BY type ORDER BY type", [cluster, cluster])

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 from replayer.analyses import Rows
 from schemas.errors import KtraceError
+from schemas.formats import duration
 
 READ_TYPES = frozenset({"SELECT", "EXPLAIN"})  # duckdb.StatementType names
 READ_PRAGMAS = ("table_info", "show_tables", "show", "database_size", "storage_info")
@@ -58,7 +59,7 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any
         rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
         return [d[0] for d in cursor.description], rows
     except duckdb.InterruptException as exc:
-        raise QueryError(f"query stopped after the {timeout_s:g} s time limit",
+        raise QueryError(f"query stopped after the {duration(timeout_s)} time limit",
                          "timeout") from exc
     except duckdb.Error as exc:
         raise QueryError(f"query failed: {_first_line(exc)}") from exc

@@ -16,7 +16,8 @@ DEFAULT_MARGIN_S = 1.0
 def races(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
           cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S) -> Rows:
     return fetch(con,
-                 "SELECT namespace, pod, service, verdict, exposed_s, deletion_requested_at, "
+                 "SELECT namespace, pod, service, verdict, greatest(exposed_s, 0) AS exposed_s, "
+                 "  greatest(-exposed_s, 0) AS margin_s, deletion_requested_at, "
                  "  endpoint_off_at, off_state, containers_stopped_at, request_to_endpoint_off_s, "
                  "  evidence FROM races_with(?) WHERE (? IS NULL OR namespace = ?) "
                  f"AND {of_cluster()} ORDER BY namespace, deletion_requested_at, pod",
@@ -25,7 +26,8 @@ def races(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
 
 def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
                  cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S) -> Rows:
-    """The distribution and the suggested preStop delay (per namespace)."""
+    """The distribution and the suggested preStop delay (per namespace; none where no pod
+    raced: a delay there would slow every rollout for nothing)."""
     return fetch(con,
                  "SELECT namespace, count(*) AS pods, "
                  "  count(*) FILTER (WHERE verdict = 'stopped_before_endpoint_off') AS raced, "
@@ -33,8 +35,10 @@ def race_summary(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None
                  "  quantile_cont(request_to_endpoint_off_s, 0.5) AS p50_request_to_off_s, "
                  "  quantile_cont(request_to_endpoint_off_s, 0.99) AS p99_request_to_off_s, "
                  "  max(request_to_endpoint_off_s) AS max_request_to_off_s, "
-                 "  suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99), ?) "
-                 "    AS suggested_prestop_s "
+                 "  CASE WHEN count(*) FILTER (WHERE verdict IN ('stopped_before_endpoint_off', "
+                 "    'within_margin')) > 0 "
+                 "  THEN suggested_prestop_s(quantile_cont(request_to_endpoint_off_s, 0.99), ?) "
+                 "  END AS suggested_prestop_s "
                  "FROM races_with(?) WHERE (? IS NULL OR namespace = ?) "
                  f"AND {of_cluster()} GROUP BY namespace ORDER BY namespace",
                  [margin_s, margin_s, namespace, namespace, cluster, cluster])

@@ -64,3 +64,14 @@ def clock_known(con: duckdb.DuckDBPyConnection, cluster: str | None = None) -> b
     least that long."""
     return bool(con.execute("SELECT bool_and(time_source = 'received') FROM raw_events "
                             "WHERE ? IS NULL OR cluster = ?", [cluster, cluster]).fetchone()[0])
+
+
+def namespaces_named(con: duckdb.DuckDBPyConnection, kind: str, names: list[str],
+                     cluster: str | None = None) -> list[str]:
+    """The namespaces holding an object of ``kind`` with one of ``names`` (or uids): more
+    than one makes a name without ``-n`` ambiguous."""
+    rows = con.execute("SELECT DISTINCT namespace FROM raw_events WHERE kind = ? "
+                       "AND (list_contains(?, name) OR list_contains(?, uid)) "
+                       f"AND namespace IS NOT NULL AND {in_cluster()} ORDER BY namespace",
+                       [kind, names, names, cluster, cluster]).fetchall()
+    return [r[0] for r in rows]

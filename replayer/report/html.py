@@ -13,6 +13,7 @@ import jinja2
 from replayer.report import gather, layout
 from replayer.report.gather import Incident
 from replayer.report.scale import clock
+from schemas.formats import rfc3339
 
 
 def _environment() -> jinja2.Environment:
@@ -42,7 +43,7 @@ def evidence_ids(page: dict[str, Any]) -> set[int]:
 def _plain(value: Any) -> Any:
     """A value as the details panel shows it (times in UTC, ISO 8601)."""
     if isinstance(value, datetime):
-        return value.isoformat() + "Z"
+        return rfc3339(value)
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value

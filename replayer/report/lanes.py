@@ -59,7 +59,7 @@ def _mark(kind: str, row: int, x: float, label: str, tip: str, ev: int | None,
 
 def _step_tip(step: Row) -> str:
     derived = " (derived from the object's own timestamps)" if step["derived"] else ""
-    return (f"{step['step']} at {clock(step['time'])} UTC{derived}"
+    return (f"{step['step']} at {clock(step['time'])}{derived}"
             f"{' — ' + step['detail'] if step['detail'] else ''}"
             f"{' — by ' + step['component'] if step['component'] else ''}")
 
@@ -79,8 +79,8 @@ def _object_marks(pod: Row, steps: list[Row], end: datetime, inc: Incident,
                            step["evidence_event_id"], step=step["step"]))
     if pod["deadline_at"]:
         marks.append(_mark("deadline", OBJECT_ROW, scale.x(pod["deadline_at"]), "grace deadline",
-                           f"grace-period deadline {clock(pod['deadline_at'])} UTC "
-                           f"(deletion requested + {pod['grace_s']} s)",
+                           f"grace-period deadline {clock(pod['deadline_at'])} "
+                           f"(deletion requested + {duration(pod['grace_s'])})",
                            (at.get("deletion_requested") or {}).get("evidence_event_id"),
                            rows=99))
     return marks
@@ -111,7 +111,7 @@ def _before_recording(created: datetime | None, recording_start: datetime | None
     x, w = scale.span(created, min(recording_start, end))
     return [_mark("before-recording", OBJECT_ROW, x,
                   "before the recording started" if w > 20 else "",
-                  f"created {clock(created)} UTC, before the recording started at "
+                  f"created {clock(created)}, before the recording started at "
                   f"{clock(recording_start)}: steps here are derived", None, w)]
 
 
@@ -204,12 +204,12 @@ def _race_marks(uid: str, inc: Incident, containers: int, scale: Scale) -> list[
         since, until = sorted([race["containers_stopped_at"], race["endpoint_off_at"]])
         x, w = scale.span(since, until)
         exposed = race["exposed_s"]
-        label = f"race {exposed:.2f} s" if exposed >= 0 else f"margin {-exposed:.2f} s"
+        label = f"race {duration(exposed)}" if exposed >= 0 else f"margin {duration(-exposed)}"
         marks.append(_mark("race", ENDPOINT_ROW, x, label,
                            f"containers stopped {clock(race['containers_stopped_at'])}, the "
                            f"endpoint in {race['service']} went {race['off_state']} at "
                            f"{clock(race['endpoint_off_at'])}: traffic could reach stopped "
-                           f"containers for {exposed:.3f} s ({race['verdict']})",
+                           f"containers for {duration(exposed)} ({race['verdict']})",
                            race["evidence"][1] if race["evidence"] else None, w,
                            rows=1 + containers, exposed=round(exposed, 3)))
     return marks

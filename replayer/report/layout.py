@@ -16,6 +16,7 @@ from typing import Any
 from replayer.report.gather import DeploymentKey, Incident, Row
 from replayer.report.lanes import RACE_VERDICTS, lane, pod_end
 from replayer.report.scale import Scale, clock, duration
+from schemas.formats import rfc3339
 
 CHART_HEIGHT = 80
 #: Lane budget: a report of thousands of pods stays a few MB (the rest are counted).
@@ -90,7 +91,7 @@ def _by_kind(rows: list[dict[str, Any]], drawn: set[str]) -> list[dict[str, Any]
 
 def _header(inc: Incident, events: list[dict[str, Any]]) -> dict[str, Any]:
     h = inc.header
-    return {**h, "window": f"{h['start']:%Y-%m-%d %H:%M:%S} → {h['end']:%Y-%m-%d %H:%M:%S} UTC",
+    return {**h, "window": f"{rfc3339(h['start'], 0)} → {rfc3339(h['end'], 0)}",
             "unseen": events}
 
 
@@ -169,10 +170,10 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
         if r["verdict"] not in RACE_VERDICTS:
             continue
         out.append({"kind": "race", "what": f"Pod {r['namespace']}/{r['pod']}",
-                    "title": f"{r['verdict']}: exposed {r['exposed_s']:.2f} s behind "
+                    "title": f"{r['verdict']}: exposed {duration(r['exposed_s'])} behind "
                              f"Service {r['service']}",
-                    "detail": f"deletion → endpoint off {r['request_to_endpoint_off_s']:.2f} s; "
-                              f"suggested preStop {r['suggested_prestop_s']} s",
+                    "detail": f"deletion → endpoint off {duration(r['request_to_endpoint_off_s'])}; "
+                              f"suggested preStop {duration(r['suggested_prestop_s'])}",
                     "lane": f"lane-{r['uid']}", "evidence": r["evidence"],
                     "exposed": round(r["exposed_s"], 3)})
     for d in inc.capacity_dips:
@@ -185,7 +186,7 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
     for s in inc.slow_steps:
         out.append({"kind": s["category"], "what": f"Pod {s['namespace']}/{s['name']}",
                     "title": f"{s['type']} {duration(s['seconds'])} (threshold "
-                             f"{s['threshold_s']:g} s)",
+                             f"{duration(s['threshold_s'])})",
                     "detail": s["detail"] or "", "lane": f"lane-{s['uid']}",
                     "evidence": [s["evidence_event_id"]] if s["evidence_event_id"] else []})
     return out
@@ -211,9 +212,9 @@ def _recording_lane(events: list[dict[str, Any]], scale: Scale) -> dict[str, Any
         x, w = scale.span(e["start_at"], e["end_at"])
         marks.append({"row": row, "x": x, "w": w, "type": e["type"],
                       "topics": " ".join(e["topics"]), "ev": e["evidence"][0],
-                      "start": e["start_at"].isoformat(), "end": e["end_at"].isoformat(),
+                      "start": rfc3339(e["start_at"]), "end": rfc3339(e["end_at"]),
                       "label": f"{e['type']} {e['length']}",
-                      "tip": f"{e['type']}: {e['detail']} — not seen {e['span']} UTC "
+                      "tip": f"{e['type']}: {e['detail']} — not seen {e['span']} "
                              f"({e['length']}) on {', '.join(e['topics'])}"})
     return {"rows": [e["label"] for e in events], "marks": marks}
 

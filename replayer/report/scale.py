@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from schemas import formats
+
 #: Tick spacings to choose from, in seconds: the smallest giving at most ``MAX_TICKS``.
 TICK_STEPS_S = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
                 7200, 21600, 43200, 86400)
@@ -61,18 +63,10 @@ class Scale:
 
 
 def clock(at: datetime | None) -> str:
-    """A UTC time of day with milliseconds, as every mark's label shows it."""
-    return at.strftime("%H:%M:%S.%f")[:-3] if at else "—"
+    """A mark's time of day (schemas.formats), or a dash for none."""
+    return formats.clock(at) if at else "—"
 
 
 def duration(seconds: float | None) -> str:
-    """Seconds as people read them: 1.93 s, 1 m 43 s, 2 h 5 m."""
-    if seconds is None:
-        return "—"
-    if abs(seconds) < 60:
-        return f"{seconds:.2f} s"
-    minutes, secs = divmod(int(round(abs(seconds))), 60)
-    sign = "-" if seconds < 0 else ""
-    if minutes < 60:
-        return f"{sign}{minutes} m {secs} s"
-    return f"{sign}{minutes // 60} h {minutes % 60} m"
+    """A mark's duration (schemas.formats), or a dash for none."""
+    return "—" if seconds is None else formats.duration(seconds)

@@ -2,6 +2,6 @@
 -- node_problem(n): the sentence a node's health gives a pod on it.
 concat_ws('; ',
     CASE WHEN n.ready IS DISTINCT FROM 'True' THEN 'node ' || node || ' Ready='
-         || coalesce(n.ready, '?') || coalesce(' since ' || n.ready_since, '')
+         || coalesce(n.ready, '?') || coalesce(' since ' || strftime(n.ready_since, '%Y-%m-%dT%H:%M:%SZ'), '')
          || coalesce(' (' || n.ready_reason || ')', '') END,
-    CASE WHEN n.lease_stale THEN 'Lease last renewed ' || n.lease_renewed_at END)
+    CASE WHEN n.lease_stale THEN 'Lease last renewed ' || strftime(n.lease_renewed_at, '%Y-%m-%dT%H:%M:%SZ') END)
