@@ -83,6 +83,13 @@ def _keys(name: str) -> list[str]:
     if names is None:
         return []
     shown = [views.VIEWS[n] for n in names]
+    if name == "get":
+        lines = ["`-o json`/`yaml`: the objects as they were recorded, as `kubectl get -o json` "
+                 "prints them — one named object alone, else `{apiVersion: v1, kind: List, "
+                 "items: […]}`. `-o csv` (one kind at a time) and the tables carry these keys "
+                 "per kind:", ""]
+        return lines + [line for view in shown
+                        for line in (f"`{view.name}`: {view.doc}.", "", *_table(view), "")]
     if len(shown) == 1:
         return [f"`-o json`/`yaml`: {_cell(shown[0].doc)}, with keys:", "", *_table(shown[0]), ""]
     lines = ["`-o json`/`yaml`: an object with one list per section ("

@@ -15,6 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from replayer import db
 from replayer.analyses.races import race_summary
+from schemas.formats import duration
 from tests.infra.browser import leaving, offline_chromium, requested_urls
 from tests.report_data import ktrace as run, query
 
@@ -62,7 +63,7 @@ def test_findings_come_first_with_every_stuck_object_and_race(demo_report, page)
     prestop = {row[0]: row[names.index("suggested_prestop_s")] for row in summary}
     for text in race_rows:
         namespace = text.split("Pod ", 1)[1].split("/", 1)[0]
-        assert f"suggested preStop {prestop[namespace]} s" in text
+        assert f"suggested preStop {duration(prestop[namespace])}" in text
     sections = [s.get_attribute("id") for s in page.find_elements(By.CSS_SELECTOR, "section")]
     assert sections[0] == "findings"
 
@@ -74,7 +75,7 @@ def test_each_raced_pod_has_a_race_window_labelled_with_its_length(demo_report, 
     for uid, exposed in raced:
         window = page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .race")
         label = page.find_element(By.CSS_SELECTOR, f"#lane-{uid} .race-label").text
-        assert label == f"race {exposed:.2f} s"
+        assert label == f"race {duration(exposed)}"
         assert float(window.get_attribute("data-exposed")) == pytest.approx(exposed, abs=1e-3)
         rect = window.find_element(By.CSS_SELECTOR, "rect")
         assert rect.rect["width"] >= 3  # px, on the page's axis
@@ -94,6 +95,11 @@ def test_the_finalizer_held_pods_show_their_hold(demo_report, page):
         assert label.startswith("held by")
 
 
+def _utc(stamp: str) -> datetime:
+    """An RFC 3339 time as the database holds it: naive UTC."""
+    return datetime.fromisoformat(stamp).replace(tzinfo=None)
+
+
 def test_the_unseen_stretches_are_told_once_per_event_with_their_topics(demo_report, page):
     """The demo's recorder died: every watch then expired at once (14 gap_marker rows, one
     relist) — one event with its topics, not 14 rows; the recording's row spans them."""
@@ -111,8 +117,8 @@ def test_the_unseen_stretches_are_told_once_per_event_with_their_topics(demo_rep
         topics = mark.get_attribute("data-topics").split(" ")
         ours = [u for u in unseen if u[0] == mark.get_attribute("data-gap-type")
                 and u[1].split(" ")[0] in topics]
-        assert datetime.fromisoformat(mark.get_attribute("data-start")) == min(u[2] for u in ours)
-        assert datetime.fromisoformat(mark.get_attribute("data-end")) == max(u[3] for u in ours)
+        assert _utc(mark.get_attribute("data-start")) == min(u[2] for u in ours)
+        assert _utc(mark.get_attribute("data-end")) == max(u[3] for u in ours)
         assert "hatch-unseen" in mark.find_element(By.TAG_NAME, "rect").value_of_css_property("fill")
     lane_gaps = page.find_elements(By.CSS_SELECTOR, ".lane .gap")
     assert {g.get_attribute("data-gap-type") for g in lane_gaps} <= {u[0] for u in unseen}
