@@ -1,5 +1,5 @@
 """Time → a position across the page's one time axis (percent of the plot's width, so the
-lanes scale with the window), and the axis ticks in UTC."""
+lanes scale with the window), and the axis ticks in UTC (schemas.formats' clock)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Scale:
         out = []
         at = epoch + timedelta(seconds=first)
         while at <= self.end:
-            label = at.strftime("%H:%M:%S.%f")[:-5] if step < 1 else at.strftime("%H:%M:%S")
+            label = formats.clock(at, 3 if step < 1 else 0)
             x = self.x(at)
             anchor = "start" if x < EDGE else "end" if x > 100 - EDGE else "middle"
             out.append({"x": x, "label": label, "anchor": anchor})
