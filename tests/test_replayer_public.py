@@ -248,7 +248,7 @@ def test_explain_tells_how_a_pod_ended_and_what_fits(loaded):
     [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")
     outcome = [f for f in story.findings if f.topic == "outcome"]
     assert [f.sentence for f in outcome] == [
-        "Evicted at 2024-01-22T16:57:07.000000Z: evicted — ephemeral-storage — Evicted: The "
+        "Evicted at 2024-01-22T16:57:07Z: evicted — ephemeral-storage — Evicted: The "
         "node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 0. — "
         "node kaapana's DiskPressure condition: not recorded"]
     assert outcome[0].advice.startswith("the node ran short of the resource named above")

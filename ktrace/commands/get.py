@@ -136,7 +136,7 @@ def get(targets: tuple[str, ...], at: str | None, selector: str | None,
 
     \b
       ktrace get pods -A --db incident.duckdb
-      ktrace get po -l app=web --at 2026-11-30T07:12:00Z -L app --sort-by .metadata.name
+      ktrace get po -l app=web --at end-1m -L app --sort-by .metadata.name
       ktrace get pods,deploy -n shop --no-headers
       ktrace get pod/held -n hold -o yaml"""
     from replayer.analyses.get import get as get_objects, recorded
