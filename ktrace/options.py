@@ -9,8 +9,9 @@ from typing import Any, Callable
 
 import click
 
-from ktrace.when import parse_duration, spell_duration
+from ktrace.when import parse_duration
 from schemas.errors import KtraceError
+from schemas.formats import spell_duration
 from transports.kafka.registry import SUBJECT_STRATEGIES
 from schemas.topics import DEFAULT_PREFIX
 

@@ -37,22 +37,6 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> float:
     return sum(float(n) * _UNIT_S[unit] for n, unit in _PART.findall(value))
 
 
-def spell_duration(seconds: float) -> str:
-    """``seconds`` as the duration flags take it, exactly: ``30s``, ``1m30s``, ``500ms``,
-    ``1.5s`` — how a flag's default reads in its help."""
-    ms = round(seconds * 1000)
-    if 0 < ms < 1000:
-        return f"{ms}ms"
-    parts = []
-    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
-        count, ms = divmod(ms, size)
-        if count:
-            parts.append(f"{count}{unit}")
-    if ms or not parts:
-        parts.append(f"{ms / 1000:g}s")
-    return "".join(parts)
-
-
 def parse_when(text: str, *, now_us: int | None = None,
                end_us: Callable[[], int | None] | None = None) -> int:
     """Microseconds since the epoch for ``text``. ``end_us`` gives the data's end for the

@@ -8,7 +8,7 @@ use it.
   and a time of day alone is RFC 3339's ``full-time``, ``07:12:23.835Z``, where the date is
   plain from the context.
 - Durations read as kubectl prints them: ``310ms``, ``1.9s``, ``45s``, ``2m03s``, ``1h02m``,
-  ``3d04h``.
+  ``3d04h``; a flag's default in the same units, unrounded (``1m30s``, ``500ms``).
 - JSON numbers carry no binary noise: ``1.93125244``, not ``1.9312524400000002``.
 """
 
@@ -61,6 +61,23 @@ def duration(seconds: float) -> str:
     if whole < 86400:
         return f"{sign}{whole // 3600}h{whole % 3600 // 60:02d}m"
     return f"{sign}{whole // 86400}d{whole % 86400 // 3600:02d}h"
+
+
+def spell_duration(seconds: float) -> str:
+    """``seconds`` as the duration flags take it back, exactly, in the same units: ``30s``,
+    ``1m30s``, ``500ms``, ``1.5s`` — how a flag's default reads in its help (``duration``
+    rounds; a default must read as the value it is)."""
+    ms = round(seconds * 1000)
+    if 0 < ms < 1000:
+        return f"{ms}ms"
+    parts = []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000)):
+        count, ms = divmod(ms, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if ms or not parts:
+        parts.append(f"{ms / 1000:g}s")
+    return "".join(parts)
 
 
 def rounded(value: float) -> float:

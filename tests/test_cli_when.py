@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ktrace.when import parse_duration, parse_when, spell_duration
+from ktrace.when import parse_duration, parse_when
+from schemas.formats import spell_duration
 from schemas.errors import KtraceError
 
 NOW = 1_800_000_000_000_000
