@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ktrace.when import parse_duration, parse_when
-from schemas.formats import spell_duration
 from schemas.errors import KtraceError
+from schemas.formats import spell_duration
 
 NOW = 1_800_000_000_000_000
 

@@ -170,8 +170,10 @@ def findings(inc: Incident) -> list[dict[str, Any]]:
         if r["verdict"] not in RACE_VERDICTS:
             continue
         out.append({"kind": "race", "what": f"Pod {r['namespace']}/{r['pod']}",
-                    "title": f"{r['verdict']}: exposed {duration(r['exposed_s'])} behind "
-                             f"Service {r['service']}",
+                    "title": f"{r['verdict']}: " + (
+                        f"exposed {duration(r['exposed_s'])}" if r["exposed_s"] >= 0 else
+                        f"stopped {duration(-r['exposed_s'])} after the endpoint went off")
+                    + f" behind Service {r['service']}",
                     "detail": f"deletion → endpoint off {duration(r['request_to_endpoint_off_s'])}; "
                               f"suggested preStop {duration(r['suggested_prestop_s'])}",
                     "lane": f"lane-{r['uid']}", "evidence": r["evidence"],
