@@ -144,7 +144,7 @@ def test_each_clusters_rollout_and_pods_have_a_chart_and_group_titled_with_its_c
 
 
 def test_stretches_one_relist_ended_are_one_event_and_later_ones_another():
-    """Ends within SAME_EVENT_S of one session are one event (its topics listed); the same
+    """Ends within gaps.SAME_EVENT_S of one session are one event (its topics listed); the same
     type later, or another session, is another."""
     def stretch(topic: str, start_s: float, end_s: float, session: str = "s2") -> dict:
         return {"type": "gap_marker", "session": session, "topic": f"ktrace.{topic}",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any, Mapping
 
 import duckdb
@@ -42,40 +41,48 @@ def gaps(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
 #: the analysis' columns: the query's, with the topic a list (one_row_per_event)
 COLUMNS = ["category", "type", "namespace", "name", "session", "topics", "start_at", "end_at",
            "seconds", "threshold_s", "detail", "evidence_event_id"]
-#: unseen stretches of one session and cause that end within this of each other are one
-#: event of the recorder (its watches expired together, and it relisted them together)
-TOGETHER = timedelta(seconds=5)
+#: unseen stretches of one type and recorder session whose ends lie this close are one event:
+#: the relist after the recorder came back ends every watch's gap within a second or two
+SAME_EVENT_S = 5.0
+#: the SQL's order of categories: what the recording did not see first
+CATEGORIES = ("unseen", "unknown", "slow")
+
+
+def unseen_events(stretches: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Unseen stretches grouped into the events behind them (the report tells them so too):
+    of one type and session, ending within SAME_EVENT_S of the event's first end."""
+    events: list[list[dict[str, Any]]] = []
+    for g in sorted(stretches, key=lambda g: (g["type"], g["session"] or "", g["end_at"])):
+        first = events[-1][0] if events else None
+        if (first is not None and (first["type"], first["session"]) == (g["type"], g["session"])
+                and (g["end_at"] - first["end_at"]).total_seconds() <= SAME_EVENT_S):
+            events[-1].append(g)
+        else:
+            events.append([g])
+    return events
 
 
 def one_row_per_event(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The unseen stretches one recorder-wide event left in each topic (a 410 Gone on every
     watch) as one row listing the topics: from the first start to the last end, with the
     first stretch's evidence. Other rows keep their topic as a list of one (or none)."""
-    events: list[list[dict[str, Any]]] = []
-    open_events: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for row in rows:
-        key = (row["category"], row["type"], row["session"], row["namespace"],
-               (row["detail"] or "").split(":")[0])
-        event = open_events.get(key)
-        if (row["category"] == "unseen" and row["name"] is None and event is not None
-                and abs(row["end_at"] - event[0]["end_at"]) <= TOGETHER):
-            event.append(row)
-            continue
-        events.append([row])
-        open_events[key] = events[-1]
-    return [_joined(event) for event in events]
+    unseen = [r for r in rows if r["category"] == "unseen"]
+    events = unseen_events(unseen) + [[r] for r in rows if r["category"] != "unseen"]
+    joined = [_joined(sorted(e, key=lambda r: (r["start_at"], r["topic"] or ""))) for e in events]
+    return [tuple(r[c] for c in COLUMNS) for r in sorted(
+        joined, key=lambda r: (CATEGORIES.index(r["category"]), r["start_at"], r["type"],
+                               r["namespace"] or "", r["name"] or ""))]
 
 
-def _joined(event: list[dict[str, Any]]) -> tuple[Any, ...]:
+def _joined(event: list[dict[str, Any]]) -> dict[str, Any]:
     first = event[0]
     topics = sorted({r["topic"] for r in event if r["topic"] is not None})
     start, end = min(r["start_at"] for r in event), max(r["end_at"] for r in event)
     detail = first["detail"] if len(event) == 1 else (
         f"{len(event)} topics at once; the first: {first['detail']}")
-    joined = {**first, "topics": topics, "start_at": start, "end_at": end,
-              "seconds": first["seconds"] if len(event) == 1 else (end - start).total_seconds(),
-              "detail": detail}
-    return tuple(joined[c] for c in COLUMNS)
+    return {**first, "topics": topics, "start_at": start, "end_at": end,
+            "seconds": first["seconds"] if len(event) == 1 else (end - start).total_seconds(),
+            "detail": detail}
 
 
 #: steps measured between timestamps the API server writes in whole seconds, and which

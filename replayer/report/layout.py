@@ -16,6 +16,7 @@ from typing import Any
 from replayer.report.gather import DeploymentKey, Incident, Row
 from replayer.report.lanes import RACE_VERDICTS, lane, pod_end
 from replayer.report.scale import Scale, clock, duration
+from replayer.analyses.gaps import unseen_events as group_unseen
 from schemas.formats import rfc3339
 
 CHART_HEIGHT = 80
@@ -30,9 +31,6 @@ FINDING_TITLES = {"stuck": "Stuck", "race": "Rollout races", "capacity": "Capaci
 OPEN_GROUP_PODS = 30
 #: How many revision colours the stylesheet declares (``.rev-0`` …); more revisions repeat.
 REVISION_COLOURS = 6
-#: Unseen stretches of one type and session whose ends lie this close are one event (one
-#: relist after the recorder came back ends every watch's gap within a second or two).
-SAME_EVENT_S = 5.0
 
 
 def page(inc: Incident) -> dict[str, Any]:
@@ -96,17 +94,10 @@ def _header(inc: Incident, events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def unseen_events(unseen: list[Row]) -> list[dict[str, Any]]:
-    """The unseen stretches grouped into the events behind them: stretches of one type and
-    recorder session whose ends lie within ``SAME_EVENT_S`` are one event (one recorder-wide
-    relist), told once with its topics."""
-    events: list[dict[str, Any]] = []
-    for g in sorted(unseen, key=lambda g: (g["type"], g["session"] or "", g["end_at"])):
-        last = events[-1] if events else None
-        if (last and (last["type"], last["session"]) == (g["type"], g["session"])
-                and (g["end_at"] - last["stretches"][0]["end_at"]).total_seconds() <= SAME_EVENT_S):
-            last["stretches"].append(g)
-        else:
-            events.append({"type": g["type"], "session": g["session"], "stretches": [g]})
+    """The unseen stretches grouped into the events behind them (as `ktrace gaps` groups
+    them: replayer.analyses.gaps), each told once with its topics."""
+    events = [{"type": group[0]["type"], "session": group[0]["session"], "stretches": group}
+              for group in group_unseen(unseen)]
     for e in events:
         rows = e["stretches"]
         start, end = min(r["start_at"] for r in rows), max(r["end_at"] for r in rows)
