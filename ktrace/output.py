@@ -66,6 +66,8 @@ class Column:
     #: when prose and names at READABLE_WIDTH still do not fit, the columns with a ``drop``
     #: are left out, 1 first; None: never left out (ids, durations: what the next step needs)
     drop: int | None = None
+    #: the key of the row's flag that makes this value a lower bound: a table prints ≥ before it
+    at_least: str | None = None
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS and self.show in SHOWS and self.fit in (None, *FITS), self
@@ -345,7 +347,8 @@ def table_text(answer: Answer, out: Output, *, section: str | None = None) -> st
     wide = out.fmt == "wide"
     columns = [c for c in answer.view.columns if c.show == "table" or (wide and c.show == "wide")]
     dated = {c.key for c in columns if c.kind == "clock" and not _one_day(answer, c)}
-    cells = [[_cell(row[c.key], c, now=answer.now, wide=wide, dated=c.key in dated)
+    cells = [[("≥" if c.at_least and row[c.at_least] else "")
+              + _cell(row[c.key], c, now=answer.now, wide=wide, dated=c.key in dated)
               for c in columns] for row in answer.rows]
     caps = [c.max_width or (WIDE_CELL_MAX if wide else None) for c in columns]
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)

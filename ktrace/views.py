@@ -19,13 +19,18 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("problem", "terminating, pending, not_ready, not_created, rollout_stalled, update_held, "
                  "pods_missing, claim_pending, lost, released or failed", fit="whole", drop=1),
     C("since", "when the problem began (RFC 3339)", show="wide"),
-    C("stuck_for_s", "seconds stuck at the moment judged", kind="seconds", header="STUCK FOR"),
+    C("stuck_for_s", "seconds stuck at the moment judged (a table prints ≥ before a lower "
+                     "bound: see stuck_for_at_least)", kind="seconds", header="STUCK FOR",
+      at_least="stuck_for_at_least"),
     C("top_cause", "the best-ranked cause", header="CAUSE", fit="whole"),
     C("causes", "every cause ranked: list of {cause, score, detail, evidence}",
       show="wide", fit="prose"),
     C("evidence_event_id", EVIDENCE, fit="whole"),
     C("cluster", "the cluster it belongs to (each judged at the end of its own data)",
       show="wide"),
+    C("stuck_for_at_least", "true when the data has no receive clock (an import of kubectl "
+                            "output): its end is the last time an object states, so the object "
+                            "was stuck at least stuck_for_s", show="data"),
 ), names=("name",))
 
 TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (

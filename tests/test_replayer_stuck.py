@@ -36,8 +36,8 @@ def test_stuck_details_name_the_evidence(recorded):
         "waiting for finalizers example.com/hold (added by kubectl-patch)")
     assert details["held"] == (
         "waiting for finalizers example.com/hold (added by kubectl-client-side-apply)")
-    assert details["victim"].startswith("node kwok-node-2 Ready=Unknown since 2026-11-30 07:12:01 "
-                                        "(NodeStatusUnknown); Lease last renewed ")
+    assert details["victim"] == ("node kwok-node-2 Ready=Unknown since 2026-11-30T07:12:01Z "
+                                 "(NodeStatusUnknown); Lease last renewed 2026-11-30T07:11:49Z")
     assert details["doomed"].startswith("NamespaceContentRemaining: Some resources are remaining")
     assert "NamespaceFinalizersRemaining" in details["doomed"]
 

@@ -15,9 +15,11 @@ from click.testing import CliRunner
 
 from ktrace.cli import cli
 from ktrace.output import Answer, Output, table_text
+from ktrace import views
 from ktrace.views import STORY_STEPS
 from replayer import db
 from replayer.analyses.explain import explain
+from replayer.analyses.stuck import stuck
 from replayer.replay import import_captures
 from tests.replayer_data import rows
 
@@ -115,6 +117,20 @@ def test_a_pod_pending_on_its_claim_is_followed_to_the_missing_class(public):
     assert found["storage"].advice.startswith("create the StorageClass named above")
     # an import has no receive clock: the stretch lasted at least as long as its objects say
     assert found["stuck"].sentence.startswith("Not running (Pending) for at least 6h54m")
+
+
+def test_stuck_says_at_least_where_the_data_has_no_clock(public, recorded):
+    """An import's end is the last time an object states: `stuck` marks its durations as lower
+    bounds, in JSON and with ≥ in a table; a recording (received times) does not."""
+    judged = stuck(public["pvc-storage-class-missing-2"])
+    found = [r for r in Answer.of(views.STUCK, judged.rows).rows if r["kind"] == "Pod"]
+    assert [(r["name"], r["stuck_for_s"], r["stuck_for_at_least"]) for r in found] == [
+        ("prometheus-0", 24858.0, True)]
+    table = table_text(Answer.of(views.STUCK, judged.rows), Output("table", width=None))
+    assert "≥6h54m" in next(line for line in table.splitlines() if line.startswith("Pod "))
+    clocked = Answer.of(views.STUCK, stuck(recorded).rows).rows
+    assert clocked and not any(r["stuck_for_at_least"] for r in clocked)
+    assert "≥" not in table_text(Answer.of(views.STUCK, stuck(recorded).rows), Output("table", width=None))
 
 
 def test_volumes_released_with_a_delete_policy(public):

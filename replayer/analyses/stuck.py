@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckD
     import duckdb
 
 from replayer.analyses import Rows, fetch
-from replayer.analyses.scope import clusters, data_end, of_cluster
+from replayer.analyses.scope import clock_known, clusters, data_end, of_cluster
 
 DEFAULT_MARGIN_S = 30.0
 DEFAULT_THRESHOLD_S = 60.0
@@ -48,13 +48,15 @@ def stuck(con: duckdb.DuckDBPyConnection, *, at: datetime | None = None,
         when = end if at is None or at > end else at
         whens.append(when)
         _, found = fetch(con,
-            f"SELECT {', '.join(PROBLEM_COLUMNS)}, ? AS cluster "
+            f"SELECT {', '.join(PROBLEM_COLUMNS)}, ? AS cluster, "
+            "NOT ?::BOOLEAN AS stuck_for_at_least "
             "FROM problems_at(?::TIMESTAMP, margin_s := ?, threshold_s := ?) "
             "WHERE (? IS NULL OR (problem = 'terminating') = (? = 'terminating')) "
             "  AND (? IS NULL OR namespace = ? OR (kind = 'Namespace' AND name = ?)) "
             f"  AND {of_cluster()} "
             "ORDER BY problem = 'terminating' DESC, kind, namespace, name",
-            [name, when, margin_s, threshold_s, only, only, namespace, namespace,
+            [name, clock_known(con, one), when, margin_s, threshold_s, only, only, namespace, namespace,
              namespace, one, one])
         rows += found
-    return Judged(([*PROBLEM_COLUMNS, "cluster"], rows), max(whens, default=at), clamped)
+    return Judged(([*PROBLEM_COLUMNS, "cluster", "stuck_for_at_least"], rows),
+                  max(whens, default=at), clamped)
