@@ -6,8 +6,9 @@
 -- holds the fields of all of them. Only what a typed table reads is here: each field costs
 -- every object's parse (a JSON-typed field is written out again as text; a MAP keeps every
 -- key, so annotations name the one key read). (managedFields' fieldsV1 — most of a pod's bytes — is
--- left out: finalizer_owners reads it for the few objects with finalizers.)
-'{
+-- left out: finalizer_owners reads it for the few objects with finalizers.) Containers and
+-- init containers report their status in one shape, written once below.
+replace('{
   "kind": "VARCHAR",
   "metadata": {
     "creationTimestamp": "TIMESTAMP", "deletionTimestamp": "TIMESTAMP",
@@ -55,30 +56,8 @@
     "conditions": [{"type": "VARCHAR", "status": "VARCHAR", "reason": "VARCHAR",
                     "message": "VARCHAR", "lastTransitionTime": "TIMESTAMP",
                     "lastHeartbeatTime": "TIMESTAMP"}],
-    "containerStatuses": [{"name": "VARCHAR", "image": "VARCHAR", "ready": "BOOLEAN",
-                           "restartCount": "INTEGER",
-                           "state": {"waiting": {"reason": "VARCHAR", "message": "VARCHAR"},
-                                     "running": {"startedAt": "TIMESTAMP"},
-                                     "terminated": {"exitCode": "INTEGER", "signal": "INTEGER",
-                                                    "reason": "VARCHAR", "message": "VARCHAR",
-                                                    "startedAt": "TIMESTAMP",
-                                                    "finishedAt": "TIMESTAMP"}},
-                           "lastState": {"terminated": {"exitCode": "INTEGER", "reason": "VARCHAR",
-                                                        "message": "VARCHAR",
-                                                        "startedAt": "TIMESTAMP",
-                                                        "finishedAt": "TIMESTAMP"}}}],
-    "initContainerStatuses": [{"name": "VARCHAR", "image": "VARCHAR", "ready": "BOOLEAN",
-                               "restartCount": "INTEGER",
-                               "state": {"waiting": {"reason": "VARCHAR", "message": "VARCHAR"},
-                                     "running": {"startedAt": "TIMESTAMP"},
-                                     "terminated": {"exitCode": "INTEGER", "signal": "INTEGER",
-                                                    "reason": "VARCHAR", "message": "VARCHAR",
-                                                    "startedAt": "TIMESTAMP",
-                                                    "finishedAt": "TIMESTAMP"}},
-                           "lastState": {"terminated": {"exitCode": "INTEGER", "reason": "VARCHAR",
-                                                        "message": "VARCHAR",
-                                                        "startedAt": "TIMESTAMP",
-                                                        "finishedAt": "TIMESTAMP"}}}],
+    "containerStatuses": $CONTAINER_STATUSES,
+    "initContainerStatuses": $CONTAINER_STATUSES,
     "replicas": "INTEGER", "updatedReplicas": "INTEGER", "readyReplicas": "INTEGER",
     "availableReplicas": "INTEGER", "unavailableReplicas": "INTEGER",
     "observedGeneration": "BIGINT",
@@ -111,4 +90,16 @@
   "deprecatedFirstTimestamp": "TIMESTAMP", "deprecatedLastTimestamp": "TIMESTAMP",
   "count": "INTEGER", "deprecatedCount": "INTEGER",
   "series": {"count": "INTEGER", "lastObservedTime": "TIMESTAMP"}
-}'
+}', '$CONTAINER_STATUSES',
+'[{"name": "VARCHAR", "image": "VARCHAR", "ready": "BOOLEAN",
+  "restartCount": "INTEGER",
+  "state": {"waiting": {"reason": "VARCHAR", "message": "VARCHAR"},
+            "running": {"startedAt": "TIMESTAMP"},
+            "terminated": {"exitCode": "INTEGER", "signal": "INTEGER",
+                           "reason": "VARCHAR", "message": "VARCHAR",
+                           "startedAt": "TIMESTAMP",
+                           "finishedAt": "TIMESTAMP"}},
+  "lastState": {"terminated": {"exitCode": "INTEGER", "reason": "VARCHAR",
+                               "message": "VARCHAR",
+                               "startedAt": "TIMESTAMP",
+                               "finishedAt": "TIMESTAMP"}}}]')
