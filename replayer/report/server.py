@@ -88,6 +88,9 @@ def make_server(live: LiveReport, host: str, port: int,
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
+        # Stopping does not wait for answers being drawn (one may wait up to 30 s for the
+        # follower's lock): a read-only server has nothing to finish.
+        block_on_close = False
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
 
     return Server((host, port), Handler)
