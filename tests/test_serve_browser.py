@@ -30,13 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST_PART_S = 20
 
 
-def start_server(path: str, *args: str) -> tuple[subprocess.Popen, str]:
-    """`ktrace serve --db PATH --port 0` as a process, and the URL it printed."""
+def start_server(path: str, *args: str, ignore_sigint: bool = False) -> tuple[subprocess.Popen, str]:
+    """`ktrace serve --db PATH --port 0` as a process, and the URL it printed; with
+    ``ignore_sigint`` it starts with SIGINT ignored, as `cmd &` in a script starts it."""
     server = subprocess.Popen(
         [sys.executable, "-c", "from ktrace.cli import main; main()", "serve", "--db", path,
          "--port", "0", "--poll", "0.5", *args],
         env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None)
     line = lines_of(server.stderr).get(timeout=60)
     assert line.startswith("serving "), line
     return server, line.split(" at ", 1)[1].split()[0]
@@ -155,11 +157,13 @@ def test_a_database_without_records_yet_answers_503_and_retries(tmp_path: Path):
         stop(server)
 
 
-def test_sigterm_stops_it_cleanly(tmp_path: Path):
-    """As a container's PID 1 it gets SIGTERM, which it would otherwise ignore."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_and_sigint_stop_it_cleanly(tmp_path: Path, signum: int):
+    """As a container's PID 1 it gets SIGTERM, which it would otherwise ignore; started in
+    the background of a shell without job control it inherits SIGINT ignored."""
     path = str(tmp_path / "empty.duckdb")
     db.open_db(path).close()
-    server, _ = start_server(path)
-    server.send_signal(signal.SIGTERM)
+    server, _ = start_server(path, ignore_sigint=True)
+    server.send_signal(signum)
     _, stderr = server.communicate(timeout=30)
     assert server.returncode == 0, stderr

@@ -57,9 +57,12 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"serving {db_path} read-only at http://{shown_host}:{bound_port}/ "
                "(Ctrl-C stops)", err=True)
-    # SIGTERM stops it as Ctrl-C does: as a container's PID 1 an unhandled SIGTERM is ignored.
-    # shutdown() waits for serve_forever, which this (the main) thread runs: ask from another.
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    # Ctrl-C and SIGTERM stop it, handled here: as a container's PID 1 an unhandled SIGTERM
+    # is ignored, and a process started in the background of a shell without job control
+    # inherits SIGINT ignored. shutdown() waits for serve_forever, which this (the main)
+    # thread runs: ask from another.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: threading.Thread(target=server.shutdown).start())
     try:
         server.serve_forever()
     finally:
