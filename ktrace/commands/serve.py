@@ -50,6 +50,12 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
     live = LiveReport(db_path, poll_ms=int(poll_s * 1000), namespace=namespace,
                       targets=targets, cluster=cluster)
     server = make_server(live, host, port)
+    # Ctrl-C and SIGTERM stop it, handled here: as a container's PID 1 an unhandled SIGTERM
+    # is ignored, and a process started in the background of a shell without job control
+    # inherits SIGINT ignored. shutdown() waits for serve_forever, which this (the main)
+    # thread runs: ask from another. Handled before the line that says it is serving.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: threading.Thread(target=server.shutdown).start())
     if not is_loopback(host):
         click.echo(f"warning: serving {db_path} on {host}: anyone who can reach it reads every "
                    "object name, message and evidence record in it (no login, no TLS)", err=True)
@@ -57,12 +63,6 @@ def serve(db_path: str, namespace: str | None, cluster: str | None, targets: tup
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"serving {db_path} read-only at http://{shown_host}:{bound_port}/ "
                "(Ctrl-C stops)", err=True)
-    # Ctrl-C and SIGTERM stop it, handled here: as a container's PID 1 an unhandled SIGTERM
-    # is ignored, and a process started in the background of a shell without job control
-    # inherits SIGINT ignored. shutdown() waits for serve_forever, which this (the main)
-    # thread runs: ask from another.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: threading.Thread(target=server.shutdown).start())
     try:
         server.serve_forever()
     finally:
