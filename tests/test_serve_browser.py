@@ -46,7 +46,12 @@ def start_server(path: str, *args: str, ignore_sigint: bool = False) -> tuple[su
 
 def stop(process: subprocess.Popen) -> None:
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=60)
+    try:
+        process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # fail, but leave no server behind
+        process.kill()
+        process.communicate()
+        raise
 
 
 @pytest.fixture(scope="module")
@@ -165,5 +170,8 @@ def test_sigterm_and_sigint_stop_it_cleanly(tmp_path: Path, signum: int):
     db.open_db(path).close()
     server, _ = start_server(path, ignore_sigint=True)
     server.send_signal(signum)
-    _, stderr = server.communicate(timeout=30)
+    try:
+        _, stderr = server.communicate(timeout=30)
+    finally:
+        server.kill()  # nothing left behind if it did not stop
     assert server.returncode == 0, stderr
