@@ -3,7 +3,8 @@
 The least useful parts go first, until the encoded record fits: ``metadata.managedFields``;
 ``metadata.annotations``; spec fields the typed tables do not read, largest first; the rest
 of the spec; the status; then the JSON itself (and any typed facts). Metadata is kept to
-the last, and ``objectSize`` keeps the size before truncation with ``truncated`` set.
+the last, and ``objectSize`` keeps the size before truncation with ``truncated`` set. A
+shrunk object is written in the API server's spelling (``gojson``), as every stored object is.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from recorder import gojson
 from schemas import codec
 from schemas.codec import Record
 
@@ -45,7 +47,7 @@ def fit(record: Record, max_bytes: int) -> Record:
         return record
     if body:
         for smaller in _shrunk(orjson.loads(body)):
-            candidate = {**record, "object": orjson.dumps(smaller), "truncated": True}
+            candidate = {**record, "object": gojson.dumps(smaller), "truncated": True}
             if len(codec.encode(candidate)) <= max_bytes:
                 return candidate
     return {**record, "object": None, "truncated": True, "meta": None, "facts": None}

@@ -100,6 +100,17 @@ def test_managed_fields_go_first() -> None:
     assert len(codec.encode(fitted)) <= 200_000
 
 
+def test_a_shrunk_object_keeps_the_servers_spelling() -> None:
+    """A truncated object is stored as the API server spells it (``\\u0026`` for ``&``…), like
+    every other stored object, so its versions compare alike however they were written."""
+    pod = big_pod(managed=20_000, annotations=10)
+    pod["metadata"]["labels"] = {"team": "a&b<c>d"}
+    fitted = truncation.fit(record_for(pod), 200_000)
+    assert fitted["truncated"]
+    assert b"a\\u0026b\\u003cc\\u003ed" in fitted["object"] and b"&" not in fitted["object"]
+    assert orjson.loads(fitted["object"])["metadata"]["labels"] == {"team": "a&b<c>d"}
+
+
 def test_then_annotations_then_unread_spec_then_everything_but_the_envelope() -> None:
     pod = big_pod(managed=10, annotations=300_000)
     fitted = truncation.fit(record_for(pod), 100_000)
