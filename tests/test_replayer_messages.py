@@ -25,7 +25,9 @@ CATEGORIES = {
     "Too many pods": "insufficient_pods", "pod affinity": "pod_affinity",
     "pod anti-affinity": "pod_affinity", "pod affinity/anti-affinity": "pod_affinity",
     "volume node affinity conflict": "volume_node_affinity", "no free ports": "host_ports",
-    "volume count limit": "volume_limits",
+    "volume count limit": "volume_limits", "topology spread": "topology_spread",
+    "Insufficient ephemeral-storage": "insufficient_ephemeral-storage",
+    "existing pods anti-affinity": "pod_affinity",
 }
 
 

@@ -67,6 +67,20 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
         ("Pod", "prometheus-0"): ("unschedulable", "unbound_pvc"),
         ("PersistentVolumeClaim", "prometheus-data-prometheus-0"):
             ("storage_class_missing", 'StorageClass "standard" does not exist')},
+    # the catalogue's rows on public data (docs/causes.md); not listed, so nothing stuck:
+    # volume-multi-attach-1 (the attach succeeded and the container started after the
+    # Multi-Attach), pvc-external-provisioning-2 (15 s of waiting, under the threshold),
+    # pvc-wait-for-consumer-1, job-suspended-1 (states, not failures), node-memory-pressure-1
+    "image-pull-invalid-name-1": {("Pod", "hello-release-hello-world-76bc67557d-4g565"):
+                                  ("image_pull", "invalid_name — hello-world: InvalidImageName")},
+    "image-pull-invalid-name-2": {("Pod", "12factor-demo-adcc188eef-0"):
+                                  ("image_pull", "invalid_name — InspectFailed ×3")},
+    "volume-attach-1": {("Pod", "miop-mysql-app-0"):
+                        ("volume_mount", "AttachVolume.Attach failed")},
+    "pvc-external-provisioning-1": {("PersistentVolumeClaim", "unnamed-nacos-pvc"):
+                                    ("external_provisioning", 'provisioner "fuseim.pri/ifs"')},
+    "not-created-podsecurity-1": {("Job", "tekton-resource-pruner-mnf9n-27829440"):
+                                  ("not_created", 'violates PodSecurity "restricted:latest"')},
 }
 SPECIMENS = sorted(p.stem for p in PUBLIC.glob("*.json"))
 
@@ -187,6 +201,37 @@ OUTCOMES: dict[str, list[tuple]] = {
                             'containerd task: OCI runtime create failed: container_linux.go:370: '
                             'starting container process caused: exec: "echo demo-wordpress": '
                             'executable file not found in $PATH: unknown', [1])],
+    "image-pull-invalid-name-1": [
+        ("unknown", "hello-release-hello-world-76bc67557d-4g565", "image_pull",
+         'invalid_name — hello-world: InvalidImageName, Failed to apply default image tag '
+         '"redacted.dkr.ecr.us-east-1.amazonaws.com/redacted/redacted:": couldn\'t parse image '
+         'reference "redacted.dkr.ecr.us-east-1.amazonaws.com/redacted/redacted:": invalid '
+         'reference format', [1])],
+    # the kubelet's InspectFailed names the reference; its "Error: InvalidImageName" only
+    # repeats the reason
+    "image-pull-invalid-name-2": [
+        ("pending", "12factor-demo-adcc188eef-0", "image_pull",
+         "invalid_name — InspectFailed ×3, 2019-10-23T11:59:36Z – 11:59:50Z: Failed to apply "
+         'default image tag "/cloudfoundry/75f129a0-d8c9-415a-9a8a-f514002f1459:'
+         'a28a05709747165a9c25c14f1b77d5c4db260d48": couldn\'t parse image reference '
+         '"/cloudfoundry/75f129a0-d8c9-415a-9a8a-f514002f1459:'
+         'a28a05709747165a9c25c14f1b77d5c4db260d48": invalid reference format', [4, 3])],
+    "volume-attach-1": [
+        ("pending", "miop-mysql-app-0", "volume_mount",
+         'FailedAttachVolume ×9, 2020-09-30T11:56:39Z – 11:58:47Z: AttachVolume.Attach failed '
+         'for volume "pvc-ed79cf0c-7d59-427f-b64b-8ad8815421b0" : volume attachment is being '
+         'deleted; FailedMount ×2, 2020-09-30T11:56:44Z – 11:58:46Z: MountVolume.WaitForAttach '
+         'failed for volume "pvc-ed79cf0c-7d59-427f-b64b-8ad8815421b0" : volume attachment is '
+         'being deleted; FailedMount, 2020-09-30T11:58:30Z: Unable to mount volumes for pod '
+         '"miop-mysql-app-0_miop-dev(ce6f2222-28ad-4da0-9f69-f7c44b042100)": timeout expired '
+         'waiting for volumes to attach or mount for pod "miop-dev"/"miop-mysql-app-0". list of '
+         'unmounted volumes=[miop-mysql-data]. list of unattached volumes=[miop-mysql-data '
+         'miop-mysql-conf miop-compose-conf default-token-2lx6j]', [5, 4, 3])],
+    "pvc-external-provisioning-1": [
+        ("claim_pending", "unnamed-nacos-pvc", "external_provisioning",
+         'ExternalProvisioning: waiting for a volume to be created, either by external '
+         'provisioner "fuseim.pri/ifs" or manually created by system administrator (×22)',
+         [1, 2])],
     "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
                       "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
                       "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],
@@ -257,3 +302,43 @@ def test_explain_tells_how_a_pod_ended_and_what_fits(loaded):
     [stuck] = [f for f in story.findings if f.topic == "stuck"]
     assert 'exec: "echo demo-wordpress": executable file not found in $PATH' in stuck.sentence
     assert stuck.advice.startswith("the container never started, so it has no logs")
+
+
+def test_states_that_are_not_failures_are_explained_never_stuck(loaded):
+    """A suspended Job, a claim waiting for its first consumer and a node under memory
+    pressure: findings with their deciding condition or Event, none of them stuck."""
+    found = {name: rows(loaded[name], "SELECT kind, name, state, cause, since::VARCHAR, stuck, "
+                                      "detail FROM object_findings_at(data_end())")
+             for name in ("job-suspended-1", "pvc-wait-for-consumer-1",
+                          "pvc-external-provisioning-2")}
+    assert found == {
+        "job-suspended-1": [("Job", "unnamed-suspended-job", "suspended", "job_suspended",
+                             "2024-09-26 11:25:42", False,
+                             "JobSuspended: Job suspended — 0 pods active")],
+        "pvc-wait-for-consumer-1": [
+            ("PersistentVolumeClaim", "data-nfs-app-nfs-server-provisioner-0", "claim_waiting",
+             "waiting_for_consumer", "2022-07-15 13:44:24", False,
+             "WaitForFirstConsumer: waiting for first consumer to be created before binding "
+             "(×7)")],
+        # ExternalProvisioning for 15 s of data (first – last Event; the paste's "29s" runs
+        # to the moment of the paste, which no record carries): under threshold_s
+        "pvc-external-provisioning-2": []}
+    assert rows(loaded["pvc-external-provisioning-2"],
+                "SELECT name, cause FROM object_findings_at(data_end(), threshold_s := 10)") == [
+        ("idlcgrafana-pv", "external_provisioning")]
+    assert rows(loaded["node-memory-pressure-1"], "SELECT name, conditions, since::VARCHAR, detail "
+                                                  "FROM node_pressure_at(data_end())") == [
+        ("10.0.10.132", ["MemoryPressure"], "2022-01-20 03:54:21",
+         "MemoryPressure=True since 2022-01-20T03:54:21Z (KubeletHasInsufficientMemory: kubelet "
+         "has insufficient memory available)")]
+
+
+def test_a_volume_failure_a_later_success_left_behind_is_history(loaded):
+    """volume-multi-attach-1: the Multi-Attach FailedAttachVolume, then the same volume's
+    SuccessfulAttachVolume and the container's Started: nothing stuck, the failure a step."""
+    con = loaded["volume-multi-attach-1"]
+    assert rows(con, "SELECT count(*) FROM not_running_at(data_end(), threshold_s := 0)") == [(0,)]
+    assert [s for s, in rows(con, "SELECT detail FROM pod_transitions WHERE step = 'warning'")] == [
+        'FailedAttachVolume: Multi-Attach error for volume "pvc-7a81d56f-1cf9-11eb-8295-'
+        'b6961e0a47ed" Volume is already exclusively attached to one node and can\'t be '
+        'attached to another']

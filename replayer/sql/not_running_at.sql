@@ -264,6 +264,18 @@ c_events AS (
     FROM event_groups e JOIN stuck s USING (uid)
     WHERE e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume', 'Unhealthy',
                        'FailedCreatePodSandBox')
+      -- a volume failure that a later success left behind is history: a container started
+      -- after it (the kubelet starts containers only once every volume is mounted), or the
+      -- same volume's attach or mount succeeded after it (a Multi-Attach that resolved)
+      AND NOT EXISTS (
+          SELECT 1 FROM event_groups r
+          WHERE r.uid = e.uid AND r.last_at > e.last_at
+            AND e.reason IN ('FailedMount', 'FailedAttachVolume', 'FailedMapVolume')
+            AND (r.reason = 'Started'
+                 OR (r.reason = CASE e.reason WHEN 'FailedAttachVolume' THEN 'SuccessfulAttachVolume'
+                                              ELSE 'SuccessfulMountVolume' END
+                     AND regexp_extract(r.message, 'volume "([^"]+)"', 1)
+                         = regexp_extract(e.message, 'volume "([^"]+)"', 1))))
       -- liveness and startup probe failures restart the container (probe_kills), they are
       -- not why a running pod is not Ready
       AND NOT (e.reason = 'Unhealthy' AND regexp_matches(e.message, '^(Liveness|Startup) probe'))

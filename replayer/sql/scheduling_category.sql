@@ -20,6 +20,8 @@ CASE
          OR reason ILIKE '%didn''t find available persistent volumes%'
          OR reason ILIKE '%waiting for first consumer%' THEN 'unbound_pvc'
     WHEN reason ILIKE '%volume node affinity conflict%' OR reason = 'NoVolumeZoneConflict'
+         -- the v1.37 wording (binder.go ErrReasonNodeConflict)
+         OR reason ILIKE '%didn''t match PersistentVolume''s node affinity%'
         THEN 'volume_node_affinity'
     WHEN reason ILIKE '%free ports%' OR reason = 'PodFitsHostPorts' THEN 'host_ports'
     WHEN reason ILIKE '%max volume count%' OR reason ILIKE 'MaxVolumeCount%'
