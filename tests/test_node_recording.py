@@ -110,8 +110,9 @@ def test_the_evicted_pod_is_an_outcome_not_stuck(node_recorded: duckdb.DuckDBPyC
         WHERE namespace = 'evict' AND name = 'filler'""")
     assert cause == "evicted"
     # the pod's own emptyDir limit, and the node was not under disk pressure
-    assert detail == ('ephemeral-storage — Evicted: Usage of EmptyDir volume "data" exceeds the limit "1Mi". '
-                      "— node real-node-0 DiskPressure=False since 2026-12-07T07:32:48Z")
+    assert detail == ('limit — Evicted: Usage of EmptyDir volume "data" exceeds the limit "1Mi". '
+                      "— its own ephemeral-storage limit, not a shortage of the node (node real-node-0 "
+                      "DiskPressure=False since 2026-12-07T07:32:48Z)")
 
 
 def test_jobs_end_failed_with_the_last_pods_own_words(node_recorded: duckdb.DuckDBPyConnection) -> None:

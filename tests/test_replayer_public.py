@@ -75,10 +75,14 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
                                   ("image_pull", "invalid_name — hello-world: InvalidImageName")},
     "image-pull-invalid-name-2": {("Pod", "12factor-demo-adcc188eef-0"):
                                   ("image_pull", "invalid_name — InspectFailed ×3")},
+    "volume-mount-2": {("Pod", "unnamed-kvaps-pod"):
+                       ("volume_mount", "volume attachment is being deleted; FailedMount ×544")},
     "volume-attach-1": {("Pod", "miop-mysql-app-0"):
                         ("volume_mount", "AttachVolume.Attach failed")},
     "pvc-external-provisioning-1": {("PersistentVolumeClaim", "unnamed-nacos-pvc"):
                                     ("external_provisioning", 'provisioner "fuseim.pri/ifs"')},
+    "rollout-stalled-1": {("Deployment", "xxx-gui"):
+                          ("rollout_stalled", 'ReplicaSet "xxx-gui-5cd74fc875" has timed out')},
     "not-created-podsecurity-1": {("Job", "tekton-resource-pruner-mnf9n-27829440"):
                                   ("not_created", 'violates PodSecurity "restricted:latest"')},
 }
@@ -169,6 +173,15 @@ OUTCOMES: dict[str, list[tuple]] = {
                    "Threshold quantity: 30Gi, available: 24094024Ki. Container infras-logstash "
                    "was using 2456Ki, request is 0, has larger consumption of ephemeral-storage. "
                    "— node 192.168.250.5's DiskPressure condition: not recorded", [1])],
+    # a limit of the pod's own, not a shortage of the node
+    "evicted-5": [("outcome", "kubeplus-deployment-dbd87546-kttck", "evicted",
+                   'limit — Evicted: Container consumerui exceeded its local ephemeral storage '
+                   'limit "20Mi". — its own ephemeral-storage limit, not a shortage of the node',
+                   [1])],
+    "evicted-6": [("outcome", "neuvector-scanner-pod-7468c8c8c8-26r4z", "evicted",
+                   "limit — Evicted: Pod ephemeral local storage usage exceeds the total limit of "
+                   "containers 2Gi. — its own ephemeral-storage limit, not a shortage of the node",
+                   [1])],
     "admission-outofcpu-1": [("outcome", "batch-101-job-2751-90f13d", "admission",
                               "OutOfcpu: Pod Node didn't have enough resource: cpu, requested: "
                               "600, used: 7371, capacity: 7910 (on node "
@@ -257,6 +270,9 @@ def test_advice_fits_the_case(loaded):
     advice = rows(con, "SELECT finding_advice(c.cause, c.detail) FROM problems, "
                        "unnest(causes) u(c)")[0][0]
     assert "never started, so it has no logs" in advice and "read" not in advice
+    assert rows(loaded["evicted-5"], "SELECT finding_advice(c.cause, c.detail) FROM "
+                                     "pod_outcomes_at(data_end()), unnest(causes) u(c)")[0][0] \
+        .startswith("the pod used more local storage than a limit of its own allows")
     assert rows(loaded["sandbox-cni-1"], "SELECT finding_advice(c.cause, c.detail) "
                                          "FROM problems, unnest(causes) u(c)")[0][0].startswith(
         "the network plugin failed")

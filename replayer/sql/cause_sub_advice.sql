@@ -17,5 +17,6 @@ VALUES
     ('image_pull', 'back_off', 'the kubelet is waiting before the next pull attempt; the earlier failure''s message says why (not recorded here)'),
     ('sandbox', 'cni', 'the network plugin failed to set up the pod''s network: check the CNI plugin''s pods and logs on the node named above'),
     ('sandbox', 'runtime_handler', 'the container runtime on the node has no handler for the pod''s RuntimeClass: configure it there, or use another RuntimeClass'),
+    ('evicted', 'limit', 'the pod used more local storage than a limit of its own allows (the container''s ephemeral-storage limit, the pod''s total, or an emptyDir sizeLimit, named above): raise the limit or write less there (logs, temporary files, the emptyDir); the node was not short of disk'),
     ('evicted', 'node_condition', 'the kubelet refused the pod because the node was under the pressure named above: wait for it to clear, or place the pod elsewhere'),
     ('evicted', 'eviction_api', 'a planned disruption (kubectl drain, an autoscaler, a descheduler) asked the Eviction API and the budget named above allowed it; its owner makes a replacement, placed on another node while this one is cordoned')

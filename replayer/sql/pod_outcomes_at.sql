@@ -1,10 +1,12 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, k8s_events, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
 --   evicted    the kubelet evicted it (status.reason Evicted): the resource from the
 --              message (eviction_resource), the node's pressure condition as the node
---              version nearest before it says it, the Evicted Event;
+--              version nearest before it says it, the Evicted Event; sub-reason `limit`
+--              when the pod exceeded a limit of its own (eviction_by_limit), not a shortage
+--              of the node;
 --   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
 --              reason: kubelet_admission_reasons, OutOf<resource>);
 --   evicted    (eviction_api) evicted through the Eviction API (DisruptionTarget
@@ -73,9 +75,18 @@ o_evicted AS (
     SELECT d.uid, 'evicted' AS cause, d.first.at AS at,
            concat_ws(' — ',
                CASE WHEN d.first.message ILIKE '%had condition%' THEN 'node_condition'
+                    WHEN eviction_by_limit(d.first.message) THEN 'limit'
                     ELSE coalesce(eviction_resource(d.first.message), 'unknown') END,
                'Evicted: ' || trim(d.first.message),
-               CASE WHEN ne.cond IS NULL THEN coalesce('node ' || p.node, 'the node') || '''s '
+               -- a limit of the pod's own is not a shortage of the node: its condition,
+               -- where recorded, is context
+               CASE WHEN eviction_by_limit(d.first.message)
+                    THEN 'its own ' || eviction_resource(d.first.message)
+                         || ' limit, not a shortage of the node' || coalesce(' (node ' || p.node
+                         || ' ' || ne.cond.type || '=' || ne.cond.status
+                         || coalesce(' since ' || strftime(ne.cond.since, '%Y-%m-%dT%H:%M:%SZ'), '')
+                         || ')', '')
+                    WHEN ne.cond IS NULL THEN coalesce('node ' || p.node, 'the node') || '''s '
                          || coalesce(resource_pressure(eviction_resource(d.first.message)),
                                      'pressure') || ' condition: not recorded'
                     ELSE 'node ' || p.node || ' ' || ne.cond.type || '=' || ne.cond.status
