@@ -20,7 +20,8 @@ from schemas.errors import KtraceError
 from schemas.formats import rfc3339
 
 if TYPE_CHECKING:
-    from replayer.loader import LoadStats, RecordFilter
+    from replayer.loader import LoadStats
+    from replayer.record_filter import RecordFilter
     from replayer.replay import Summary
     from transports.source import Source
 

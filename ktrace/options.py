@@ -170,6 +170,31 @@ def namespace_option(func: Callable) -> Callable:
     return click.option("-n", "--namespace", help="Only this namespace.")(func)
 
 
+def loaded_namespace_option(func: Callable) -> Callable:
+    """-n of a command that loads a recording: the namespace and what its objects need."""
+    return click.option("-n", "--namespace",
+                        help="Only this namespace, with the Nodes, volumes and StorageClasses "
+                             "its objects use and the Namespace itself.")(func)
+
+
+def _kinds(ctx: click.Context, param: click.Parameter,
+           values: tuple[str, ...]) -> frozenset[str] | None:
+    from schemas.kinds import UnknownKind, kind_name
+    try:
+        kinds = frozenset(kind_name(v).kind for value in values for v in value.split(",")
+                          if v.strip())
+    except UnknownKind as exc:
+        raise click.BadParameter(str(exc), ctx, param) from exc
+    return kinds or None
+
+
+def kinds_option(func: Callable) -> Callable:
+    """--kinds of a command that loads a recording: only these kinds' topics are read."""
+    return click.option("--kinds", multiple=True, metavar="KIND[,KIND…]", callback=_kinds,
+                        help="Load only these kinds (any name kubectl takes; repeatable); "
+                             "the other kinds' topics are not read.")(func)
+
+
 def html_option(func: Callable) -> Callable:
     """--html FILE (``html_path``): also write the incident report there."""
     return click.option("--html", "html_path", type=click.Path(dir_okay=False, writable=True),

@@ -28,6 +28,7 @@ from replayer import db, projections, typed
 from replayer.dedup import OBJECT_TYPES, Seen
 from replayer.envelope import EnvelopeBatch
 from replayer.pipeline import Pipeline
+from replayer.record_filter import RecordFilter
 from schemas.envelope import Envelope
 from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES
@@ -66,25 +67,6 @@ class LoadStats:
         self.waiting += other.waiting
         self.problems.update(other.problems)
         self.kinds.update(other.kinds)
-
-
-@dataclass(frozen=True)
-class RecordFilter:
-    """Which records a load keeps (the rest still advance the positions)."""
-
-    namespace: str | None = None
-    cluster: str | None = None
-
-    def keeps(self, e: Envelope) -> bool:
-        if self.cluster is not None and e.cluster != self.cluster:
-            return False
-        return self.namespace is None or e.namespace is None or e.namespace == self.namespace
-
-    def keeps_all(self) -> bool:
-        return self.namespace is None and self.cluster is None
-
-    def describe(self) -> str:
-        return f"namespace={self.namespace or '*'} cluster={self.cluster or '*'}"
 
 
 class SourceMismatch(db.DatabaseError):
@@ -159,6 +141,7 @@ class Loader:
         self.next_id = _scalar(con, "SELECT coalesce(max(event_id), 0) + 1 FROM raw_events")
         self.load_id = _scalar(con, "SELECT coalesce(max(load_id), 0) + 1 FROM loads")
         self.seen = Seen(con)
+        self.scope = keep.scope(con)
         self.malformed = 0  # counted by the writer, added to the stats when a load ends
         con.execute("INSERT INTO loads VALUES (?, ?, now()::TIMESTAMP, NULL, 0, 0, 0, 0)",
                     [self.load_id, source])
@@ -249,7 +232,7 @@ class Loader:
         kept: list[int] = []
         for i in range(stale, len(run.offsets)):
             e = run.envelopes[i]
-            if not (keep_all or self.keep.keeps(e)):
+            if not (keep_all or self.scope.keeps(e, run.data_of(i))):
                 self.stats.filtered += 1
                 continue
             if e.type in OBJECT_TYPES and e.uid:  # most records: judged here, inline

@@ -5,14 +5,15 @@ from __future__ import annotations
 import itertools
 import threading
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import duckdb
 
 from replayer import db
 from replayer.importer import capture_topic, read_capture
-from replayer.loader import Loader, LoadStats, RecordFilter
-from transports.source import Delivery, Source
+from replayer.loader import Loader, LoadStats
+from replayer.record_filter import RecordFilter
+from transports.source import Delivery, DeliveryRun, PartitionKey, Source
 from schemas.redaction import Redactor
 
 FOLLOW_POLL_S = 1.0
@@ -40,8 +41,8 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
     """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
     loader = Loader(con, source_name, locator=source.locator, keep=keep,
                     store_objects=store_objects)
-    loader.load(source.read(source.topics(prefix), after=loader.positions,
-                            since_us=since_us, until_us=until_us, runs=True), on_batch=on_batch)
+    loader.load(read(source, prefix, keep, after=loader.positions, since_us=since_us,
+                     until_us=until_us), on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
 
@@ -59,16 +60,15 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
     positions = None
     while True:
         pending = None if positions is None else _first_and_rest(
-            source.read(source.topics(prefix), after=positions, since_us=since_us,
-                        until_us=until_us, runs=True))
+            read(source, prefix, keep, after=positions, since_us=since_us, until_us=until_us))
         if positions is None or pending is not None:
             con = db.open_db(path)
             try:
                 loader = Loader(con, source_name, locator=source.locator, keep=keep,
                                 store_objects=store_objects)
                 if pending is None:  # the first catch-up resumes from the database
-                    pending = source.read(source.topics(prefix), after=loader.positions,
-                                          since_us=since_us, until_us=until_us, runs=True)
+                    pending = read(source, prefix, keep, after=loader.positions,
+                                   since_us=since_us, until_us=until_us)
                 loader.load(pending, on_batch=on_batch)
                 loader.finish()
                 positions = dict(loader.positions)
@@ -80,6 +80,18 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
             on_caught_up(total)
         if stop.wait(FOLLOW_POLL_S):
             return summary
+
+
+def read(source: Source, prefix: str, keep: RecordFilter, *,
+         after: Mapping[PartitionKey, int], since_us: int | None,
+         until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
+    """The records of ``prefix``'s topics that ``keep`` may keep, as runs, each group of
+    ``keep.read_order`` read after the one before (the objects that name a namespace's
+    dependencies before the dependencies)."""
+    groups = keep.read_order(source.topics(prefix), prefix)
+    return itertools.chain.from_iterable(
+        source.read(group, after=after, since_us=since_us, until_us=until_us, runs=True)
+        for group in groups)
 
 
 def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None:
@@ -96,10 +108,16 @@ def import_captures(paths: Sequence[str], con: duckdb.DuckDBPyConnection, *, clu
     loader = Loader(con, "import " + " ".join(paths), locator=IMPORT_LOCATOR, keep=keep,
                     store_objects=True)
     redactor = redactor or Redactor()
-    deliveries = itertools.chain.from_iterable(
-        read_capture(p, cluster=cluster, redactor=redactor,
-                     after=loader.positions.get((capture_topic(p), 0))) for p in paths)
-    loader.load(deliveries, on_batch=on_batch)
+
+    def captured(after: Callable[[str], int | None]) -> Iterator[Delivery]:
+        return itertools.chain.from_iterable(
+            read_capture(p, cluster=cluster, redactor=redactor, after=after(p)) for p in paths)
+
+    if keep.namespace is not None:  # what the namespace's objects name, wherever it comes
+        loader.scope.learn(DeliveryRun.of(d) for d in captured(lambda p: None)
+                           if d.record is not None)
+    loader.load(captured(lambda p: loader.positions.get((capture_topic(p), 0))),
+                on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
 

@@ -17,7 +17,8 @@ from ktrace.databases import (db_option, demo_db_path, incident_db_path, loading
                               refuse_existing, remember_database)
 from ktrace.loading import (check_strict, check_window, echo_summary, load_and_find,
                             progress_bar)
-from ktrace.options import html_option, kafka_options, namespace_option, redaction_options
+from ktrace.options import (html_option, kafka_options, kinds_option, loaded_namespace_option,
+                            namespace_option, redaction_options)
 from ktrace.output import Output, sections_output_options
 from ktrace.sources import open_source, require_topics, source_end
 from ktrace.when import TIME_FORMS, window
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 @click.argument("source", required=False, type=click.Path(file_okay=False))
 @kafka_options
 @db_option
-@namespace_option
+@loaded_namespace_option
+@kinds_option
 @click.option("--cluster", help="Load only records of this cluster.")
 @click.option("--since", metavar="TIME", help=f"Start at this time: {TIME_FORMS}.")
 @click.option("--until", metavar="TIME", help="Stop at this time (the same forms).")
@@ -52,8 +54,8 @@ if TYPE_CHECKING:
               help="all: keep every object version's JSON in the database (self-contained, "
                    "slower, larger); none: fetch objects from the source when asked for.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
-           namespace: str | None, cluster: str | None, since: str | None, until: str | None,
-           rebuild: bool, follow: bool, metrics_port: int | None, metrics_host: str,
+           namespace: str | None, kinds: frozenset[str] | None, cluster: str | None,
+           since: str | None, until: str | None, rebuild: bool, follow: bool, metrics_port: int | None, metrics_host: str,
            strict: bool, store_objects: str) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice. The
@@ -66,7 +68,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
       ktrace replay --kafka broker:9092 --since 2h30m --db k.duckdb
       ktrace replay ktrace-log --follow --db k.duckdb
       ktrace replay ktrace-log --follow --metrics-port 9464 --db k.duckdb"""
-    from replayer.loader import RecordFilter
+    from replayer.record_filter import RecordFilter
     from replayer.replay import replay as run_replay
     if metrics_port is not None and not follow:
         raise click.UsageError("--metrics-port serves a follower's findings: add --follow")
@@ -74,7 +76,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     try:
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
         name = source or f"kafka {kafka.bootstrap}"
-        load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster),
+        load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster, kinds),
                     since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
         if follow:
             summary = follow_source(src, db_path, rebuild=rebuild,
@@ -171,7 +173,7 @@ def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster
     \b
       kubectl get pods -A --watch --output-watch-events -o json > pods.json
       ktrace import pods.json events.json --db k.duckdb"""
-    from replayer.loader import RecordFilter
+    from replayer.record_filter import RecordFilter
     from replayer.replay import import_captures
     from schemas.redaction import Redactor
     redactor = Redactor(redact, enabled=not no_redact)
@@ -207,7 +209,7 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
       ktrace demo
       ktrace demo --db demo.duckdb --html demo.html
       ktrace demo -o csv --output-dir demo-csv/"""
-    from replayer.loader import RecordFilter
+    from replayer.record_filter import RecordFilter
     from transports.locallog.source import LocalLogSource
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
@@ -229,13 +231,14 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
               help="Keep the window's database here, a new file (default: a new file named "
                    "after the window in the current directory).")
 @click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
-@namespace_option
+@loaded_namespace_option
+@kinds_option
 @click.option("--cluster", help="Load only this cluster's records.")
 @sections_output_options
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             cluster: str | None, out: Output, html_path: str | None) -> None:
+             kinds: frozenset[str] | None, cluster: str | None, out: Output, html_path: str | None) -> None:
     """Load one window of a recording into a new database and print every finding
     (--html also draws them into one offline file). Its evidence ids open with
     `ktrace evidence ID --db PATH` (PATH printed on stderr).
@@ -246,7 +249,7 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
       ktrace incident ktrace-log --since 2h --until 1h30m
       ktrace incident ktrace-log --since end-30m --db last.duckdb --html last.html
       ktrace incident --kafka broker:9092 --since 2026-11-30T07:00:00Z -o csv --output-dir out/"""
-    from replayer.loader import RecordFilter
+    from replayer.record_filter import RecordFilter
     if db_path:
         refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
@@ -254,7 +257,7 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
         path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
         load_and_find(src, path, label="incident", source_name=source or "kafka",
-                      prefix=topic_prefix, rebuild=rebuild, keep=RecordFilter(namespace, cluster),
+                      prefix=topic_prefix, rebuild=rebuild, keep=RecordFilter(namespace, cluster, kinds),
                       since_us=since_us, until_us=until_us, out=out, html_path=html_path)
     finally:
         src.close()
