@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import namespace
+
 ANALYSES = ("stuck", "races", "timeline", "gaps")
 LABELS = {"recorder": "recorder → Kafka", "recorder_local": "recorder → log",
           "recorder_baseline": "json → JSON lines",
@@ -58,7 +60,8 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
                 "replay_local_eps": top["replay_local"]["eps"],
                 "replay_local_cpu_eps": top["replay_local"]["cpu_eps"],
                 "replay_local_rss_mb": top["replay_local"]["rss_mb"],
-                "incident_window": window_summary(largest)}
+                "incident_window": window_summary(largest),
+                "namespace": namespace.summary(largest)}
     if queries is not None:
         out |= {"query_ms": {name: round(queries[name]["median_ms"], 1) for name in ANALYSES},
                 "query_first_ms": {name: round(queries[name]["first_ms"], 1) for name in ANALYSES},
@@ -172,6 +175,7 @@ def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
             found[f"incident_window ({source})"] = target(
                 w["time_share"] <= 0.15, w["time_share"],
                 "a tenth of the time in <= 0.15 of the whole load's time, same run")
+        found |= namespace.targets(s["namespace"])
     if "query_ms" in s:
         at_1m = s["query_events"] >= 1_000_000
         slowest = max(max(s["query_ms"].values()), max(s["query_first_ms"].values()))
@@ -214,6 +218,7 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
                      f"beside the whole load's {w['whole_s']:.2f} s ({w['time_share']:.0%} of "
                      f"its time, {w['record_share']:.0%} of its records; finding the window "
                      f"{w['window_found_s']:.2f} s)")
+    lines += namespace.lines(s.get("namespace", {}))
     if "recorder_eps" in s:
         lines += ["", f"recorder at 100k live objects: {s['recorder_rss_mb_at_100k_live']} MB peak RSS "
                       f"({s['recorder_rss_at_100k_live_how']})",

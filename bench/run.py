@@ -17,12 +17,12 @@ from bench.recorder_path import LIVE_TARGET
 
 #: The phases measured per size, in the order they run: each path beside its baseline.
 #: ``recorder_local`` writes the local log ``replay_local`` reads.
-PATHS = ("recorder_baseline", "recorder", "recorder_local", "replay", "window", "replay_stored",
-         "replay_local", "window_local", "replay_baseline")
+PATHS = ("recorder_baseline", "recorder", "recorder_local", "replay", "window", "namespace",
+         "replay_stored", "replay_local", "window_local", "namespace_local", "replay_baseline")
 #: What ``--paths`` chooses from: the recorder's phases, or the replayer's (and the analyses).
 PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder", "recorder_local"),
-               "replay": ("recorder_local", "replay", "window", "replay_stored", "replay_local",
-                          "window_local", "replay_baseline")}
+               "replay": ("recorder_local", "replay", "window", "namespace", "replay_stored",
+                          "replay_local", "window_local", "namespace_local", "replay_baseline")}
 ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live",
                       "recorder_local"})
 #: When no size reached LIVE_TARGET live objects (≈ events / 4), the recorder alone on this
@@ -33,7 +33,7 @@ REGISTRY_PATH = "recorder_registry"
 #: Outputs no later phase reads: removed at once, so a 1M run fits on disk.
 THROWAWAY = {"recorder_baseline": "out", "replay_baseline": "database",
              "replay_stored": "database", "replay_local": "database", "window": "database",
-             "window_local": "database"}
+             "window_local": "database", "namespace": "database", "namespace_local": "database"}
 #: The analyses are timed on every database at least this large (their growth).
 QUERIES_FROM = 100_000
 #: The seed's first clone, asked for by the timeline query.
@@ -185,6 +185,10 @@ class Run:
                        "database": str(self.work / "window.duckdb")},
             "window_local": {"bootstrap": None, "prefix": prefix, "log": str(self.local_log(size)),
                              "database": str(self.work / "window-local.duckdb")},
+            "namespace": {"bootstrap": bootstrap, "prefix": prefix,
+                          "database": str(self.work / "namespace.duckdb")},
+            "namespace_local": {"bootstrap": None, "prefix": prefix, "log": str(self.local_log(size)),
+                                "database": str(self.work / "namespace-local.duckdb")},
             "replay_baseline": {"workload": str(events), "database": str(self.work / "read_json.duckdb")},
         }[path]
 

@@ -20,7 +20,11 @@ from replayer.analyses.timeline import timeline
 from replayer.dedup import OBJECT_TYPES
 from replayer.record_filter import RecordFilter
 from replayer.replay import import_captures, replay
-from tests.replayer_data import captures, rows
+from schemas.topics import resource_of as topic_resource
+from tests.replayer_data import captures, recorded_records, rows
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.sink import KafkaSink
+from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data"
@@ -157,3 +161,28 @@ def test_an_import_learns_the_nodes_from_any_file_order(tmp_path):
         assert used and kept == used
     finally:
         con.close()
+
+
+@pytest.mark.kafka
+def test_a_namespace_from_kafka_is_the_namespace_from_the_local_log(
+        kafka_bootstrap: str, unique_topic_prefix: str, tmp_path: Path):
+    """Read group after group from a real broker (three partitions a topic)."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    sink = KafkaSink(settings, partitions=3)
+    for topic, record in recorded_records():
+        sink.send(f"{unique_topic_prefix}.{topic_resource('ktrace', topic)}", record)
+    sink.flush()
+    sink.close()
+    content = ("SELECT session, resource, seq, type, uid, resource_version, received_at "
+               "FROM raw_events ORDER BY ALL")
+    from_kafka = db.open_db(str(tmp_path / "k.duckdb"))
+    source = KafkaSource(settings)
+    try:
+        replay(source, from_kafka, source_name="kafka", prefix=unique_topic_prefix,
+               keep=RecordFilter("race"))
+    finally:
+        source.close()
+    direct = load(tmp_path / "d.duckdb", "scenarios", RecordFilter("race"))
+    assert rows(from_kafka, content) == rows(direct, content)
+    assert rows(direct, "SELECT count(*) FROM raw_events WHERE kind = 'Node' AND "
+                        "type <> 'BOOKMARK' AND namespace IS NULL AND name IS NOT NULL") != [(0,)]

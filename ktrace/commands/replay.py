@@ -55,7 +55,8 @@ if TYPE_CHECKING:
                    "slower, larger); none: fetch objects from the source when asked for.")
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, kinds: frozenset[str] | None, cluster: str | None,
-           since: str | None, until: str | None, rebuild: bool, follow: bool, metrics_port: int | None, metrics_host: str,
+           since: str | None, until: str | None, rebuild: bool, follow: bool,
+           metrics_port: int | None, metrics_host: str,
            strict: bool, store_objects: str) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice. The
@@ -66,6 +67,7 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     \b
       ktrace replay ktrace-log --db k.duckdb
       ktrace replay --kafka broker:9092 --since 2h30m --db k.duckdb
+      ktrace replay ktrace-log -n shop --kinds pods,nodes,events --db shop.duckdb
       ktrace replay ktrace-log --follow --db k.duckdb
       ktrace replay ktrace-log --follow --metrics-port 9464 --db k.duckdb"""
     from replayer.record_filter import RecordFilter
@@ -76,7 +78,8 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     try:
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
         name = source or f"kafka {kafka.bootstrap}"
-        load = dict(source_name=name, prefix=topic_prefix, keep=RecordFilter(namespace, cluster, kinds),
+        load = dict(source_name=name, prefix=topic_prefix,
+                    keep=RecordFilter(namespace, cluster, kinds),
                     since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
         if follow:
             summary = follow_source(src, db_path, rebuild=rebuild,
@@ -238,7 +241,8 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
 @html_option
 def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, since: str,
              until: str | None, db_path: str | None, rebuild: bool, namespace: str | None,
-             kinds: frozenset[str] | None, cluster: str | None, out: Output, html_path: str | None) -> None:
+             kinds: frozenset[str] | None, cluster: str | None, out: Output,
+             html_path: str | None) -> None:
     """Load one window of a recording into a new database and print every finding
     (--html also draws them into one offline file). Its evidence ids open with
     `ktrace evidence ID --db PATH` (PATH printed on stderr).
@@ -257,7 +261,8 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
         path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
         load_and_find(src, path, label="incident", source_name=source or "kafka",
-                      prefix=topic_prefix, rebuild=rebuild, keep=RecordFilter(namespace, cluster, kinds),
+                      prefix=topic_prefix, rebuild=rebuild,
+                      keep=RecordFilter(namespace, cluster, kinds),
                       since_us=since_us, until_us=until_us, out=out, html_path=html_path)
     finally:
         src.close()

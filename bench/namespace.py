@@ -1,0 +1,77 @@
+"""``namespace_s``: ``replay -n NS`` of one namespace into a new database, beside the whole
+load of the same source in the same run (``replay``, ``replay_local``), for two namespaces
+of the workload: an application's (the first clone's: its pods, their nodes) and the node
+leases' (``kube-node-lease``, a tenth of the records). The issue's target: a namespace in
+at most twice its share of the records."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.child import cpu_seconds
+from replayer import db
+from replayer.record_filter import RecordFilter
+from replayer.replay import replay
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.locallog.source import LocalLogSource
+
+#: The namespaces loaded alone, each into a database of its own.
+NAMESPACES = ("shop-00001", "kube-node-lease")
+#: Each source's phase and the whole load of the same source it is measured beside.
+SOURCES = {"local log": ("namespace_local", "replay_local"), "Kafka": ("namespace", "replay")}
+TARGET = 2.0
+
+
+def load(bootstrap: str | None, prefix: str, database: str, log: str | None = None
+         ) -> dict[str, Any]:
+    """Each of ``NAMESPACES`` loaded alone: its seconds (wall and CPU), records loaded."""
+    found: dict[str, Any] = {}
+    for namespace in NAMESPACES:
+        source = (LocalLogSource(log) if bootstrap is None
+                  else KafkaSource(KafkaSettings(bootstrap=bootstrap)))
+        cpu = cpu_seconds()  # from the database's opening, as the whole load's phase counts
+        con = db.open_db(database, rebuild=True)
+        began = time.perf_counter()
+        summary = replay(source, con, source_name=source.locator, prefix=prefix,
+                         keep=RecordFilter(namespace))
+        con.close()
+        found[namespace] = {"seconds": time.perf_counter() - began, "cpu_s": cpu_seconds() - cpu,
+                            "loaded": summary.records, "filtered": summary.stats.filtered}
+        source.close()
+    return {"events": summary.stats.deliveries, "seconds": sum(
+        n["seconds"] for n in found.values()), "namespaces": found}
+
+
+def summary(largest: dict[str, Any]) -> dict[str, Any]:
+    """Per source and namespace: its time beside the whole load's (wall and CPU), its share
+    of the records, and the ratio of the two shares (the target's measure, by CPU: this
+    machine's wall times move with its other users)."""
+    out: dict[str, Any] = {}
+    for source, (phase, whole) in SOURCES.items():
+        if phase not in largest or whole not in largest:
+            continue
+        a = largest[whole]
+        for namespace, n in largest[phase]["namespaces"].items():
+            record_share = n["loaded"] / max(a["loaded"], 1)
+            cpu_share = n["cpu_s"] / a["cpu_s"]
+            out[f"{namespace} ({source})"] = {
+                "namespace_s": round(n["seconds"], 2), "whole_s": round(a["seconds"], 2),
+                "time_share": round(n["seconds"] / a["seconds"], 3),
+                "cpu_share": round(cpu_share, 3), "record_share": round(record_share, 4),
+                "cpu_share_per_record_share": round(cpu_share / max(record_share, 1e-9), 1)}
+    return out
+
+
+def targets(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"namespace {name}": {"met": n["cpu_share_per_record_share"] <= TARGET,
+                                  "value": n["cpu_share_per_record_share"],
+                                  "goal": f"<= {TARGET:g}x its share of the records (CPU)"}
+            for name, n in found.items()}
+
+
+def lines(found: dict[str, Any]) -> list[str]:
+    return [f"namespace {name}: {n['namespace_s']:.2f} s beside the whole load's "
+            f"{n['whole_s']:.2f} s ({n['time_share']:.0%} of its time, {n['cpu_share']:.0%} of "
+            f"its CPU, {n['record_share']:.2%} of its records)" for name, n in found.items()]
