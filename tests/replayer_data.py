@@ -23,6 +23,9 @@ import pytest
 
 from replayer import db
 from replayer.replay import import_captures, replay
+from schemas.topics import resource_of
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.sink import KafkaSink
 from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "replayer"
@@ -103,3 +106,12 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tupl
 def recorded_records(scenario: str = "scenarios") -> list[tuple[str, dict]]:
     source = LocalLogSource(recording(scenario))
     return [(d.topic, d.record) for d in source.read(source.topics("ktrace"))]
+
+
+def send_recorded(settings: KafkaSettings, prefix: str, scenario: str = "scenarios") -> None:
+    """The recording of ``scenario`` sent to Kafka under ``prefix``, three partitions a topic."""
+    sink = KafkaSink(settings, partitions=3)
+    for topic, record in recorded_records(scenario):
+        sink.send(f"{prefix}.{resource_of('ktrace', topic)}", record)
+    sink.flush()
+    sink.close()

@@ -20,10 +20,8 @@ from replayer.analyses.timeline import timeline
 from replayer.dedup import OBJECT_TYPES
 from replayer.record_filter import RecordFilter
 from replayer.replay import import_captures, replay
-from schemas.topics import resource_of as topic_resource
-from tests.replayer_data import captures, recorded_records, rows
+from tests.replayer_data import captures, rows, send_recorded
 from transports.kafka.settings import KafkaSettings
-from transports.kafka.sink import KafkaSink
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 
@@ -168,11 +166,7 @@ def test_a_namespace_from_kafka_is_the_namespace_from_the_local_log(
         kafka_bootstrap: str, unique_topic_prefix: str, tmp_path: Path):
     """Read group after group from a real broker (three partitions a topic)."""
     settings = KafkaSettings(bootstrap=kafka_bootstrap)
-    sink = KafkaSink(settings, partitions=3)
-    for topic, record in recorded_records():
-        sink.send(f"{unique_topic_prefix}.{topic_resource('ktrace', topic)}", record)
-    sink.flush()
-    sink.close()
+    send_recorded(settings, unique_topic_prefix)
     content = ("SELECT session, resource, seq, type, uid, resource_version, received_at "
                "FROM raw_events ORDER BY ALL")
     from_kafka = db.open_db(str(tmp_path / "k.duckdb"))

@@ -17,10 +17,9 @@ from replayer.replay import replay
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.kafka.settings import KafkaSettings
-from schemas.topics import resource_of
 from tests import samples
 from tests.follower import rest_of, start_follower, wait_for_line
-from tests.replayer_data import recorded_records, recording, rows
+from tests.replayer_data import recorded_records, recording, rows, send_recorded
 
 CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received_at, object "
            "FROM raw_events ORDER BY session, resource, seq")
@@ -30,11 +29,7 @@ CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received
 def test_replay_from_kafka_matches_the_local_log(kafka_bootstrap: str, unique_topic_prefix: str,
                                                  tmp_path: Path):
     settings = KafkaSettings(bootstrap=kafka_bootstrap)
-    sink = KafkaSink(settings, partitions=3)
-    for topic, record in recorded_records():
-        sink.send(f"{unique_topic_prefix}.{resource_of('ktrace', topic)}", record)
-    sink.flush()
-    sink.close()
+    send_recorded(settings, unique_topic_prefix)
     from_kafka = db.open_db(str(tmp_path / "k.duckdb"))
     source = KafkaSource(settings)
     try:
