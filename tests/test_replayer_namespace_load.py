@@ -11,7 +11,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from ktrace.cli import cli
 from replayer import db
 from replayer.analyses.get import get
 from replayer.analyses.races import races
@@ -180,3 +182,22 @@ def test_a_namespace_from_kafka_is_the_namespace_from_the_local_log(
     assert rows(from_kafka, content) == rows(direct, content)
     assert rows(direct, "SELECT count(*) FROM raw_events WHERE kind = 'Node' AND "
                         "type <> 'BOOKMARK' AND namespace IS NULL AND name IS NOT NULL") != [(0,)]
+
+
+def test_the_replay_command_takes_kinds_by_any_name(tmp_path):
+    path = str(tmp_path / "k.duckdb")
+    done = CliRunner().invoke(cli, ["replay", str(RECORDINGS["drain"]), "--db", path,
+                                    "-n", "drain", "--kinds", "po,no", "--kinds", "Event"])
+    assert done.exit_code == 0, done.output
+    con = db.open_db(path)
+    try:
+        assert {k for k, in rows(con, "SELECT DISTINCT kind FROM raw_events")} == {
+            "Pod", "Node", "Event"}
+        assert rows(con, "SELECT load_filter FROM sources") == [
+            ("namespace=drain cluster=* kinds=Event,Node,Pod",)]
+    finally:
+        con.close()
+    wrong = CliRunner().invoke(cli, ["replay", str(RECORDINGS["drain"]), "--db", path,
+                                     "--kinds", "pods,gizmos"])
+    assert wrong.exit_code == 2
+    assert "Invalid value for '--kinds': unknown kind 'gizmos'" in wrong.output
