@@ -143,6 +143,16 @@ def test_namespaces_narrow_namespaced_kinds_to_roles(helm: Path) -> None:
 
 
 @pytest.mark.deploy
+def test_a_listed_fixed_namespace_gets_one_role_with_both_grants(helm: Path) -> None:
+    docs = render(helm, {"kinds": ["pods", "leases"], "namespaces": ["shop", "kube-node-lease"]})
+    roles = [(role["metadata"]["namespace"], role["metadata"]["name"]) for role in find(docs, "Role")]
+    assert sorted(roles) == [("kube-node-lease", "ktrace"), ("shop", "ktrace")]
+    lease_role = next(r for r in find(docs, "Role") if r["metadata"]["namespace"] == "kube-node-lease")
+    assert set(rbac_grants([lease_role])) == {("", "pods"), ("coordination.k8s.io", "leases")}
+    assert sorted(b["metadata"]["namespace"] for b in find(docs, "RoleBinding")) == ["kube-node-lease", "shop"]
+
+
+@pytest.mark.deploy
 def test_an_unknown_kind_is_one_clear_error(helm: Path) -> None:
     done = run_helm(helm, "template", "ktrace", str(CHART), values={"kinds": ["pods", "secrets"]}, check=False)
     assert done.returncode == 1

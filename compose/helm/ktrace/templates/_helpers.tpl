@@ -47,9 +47,9 @@ defaults. */}}
 {{- $kinds | uniq | sortAlpha | toJson -}}
 {{- end -}}
 
-{{/* RBAC rules (YAML) for the recorded kinds read in one scope: "cluster" (ClusterRole),
-"namespaces" (a Role in each of .Values.namespaces) or a fixed namespace (a Role there).
-dict "root" $ "scope" SCOPE. */}}
+{{/* RBAC rules (YAML) for the recorded kinds read in any of some scopes: "cluster"
+(ClusterRole), "namespaces" (a Role in each of .Values.namespaces) or a fixed namespace (a Role
+there). dict "root" $ "scopes" (list SCOPE...). */}}
 {{- define "ktrace.rules" -}}
 {{- $root := .root -}}
 {{- $grants := $root.Files.Get "grants.yaml" | fromYaml -}}
@@ -59,7 +59,7 @@ dict "root" $ "scope" SCOPE. */}}
 {{- $scope := "cluster" -}}
 {{- if $grant.namespace -}}{{ $scope = $grant.namespace }}
 {{- else if and $grant.namespaced $root.Values.namespaces -}}{{ $scope = "namespaces" }}{{ end -}}
-{{- if eq $scope $.scope -}}
+{{- if has $scope $.scopes -}}
 {{- range $group := $grant.groups -}}
 {{- $_ := set $byGroup $group (append (get $byGroup $group | default list) $kind) -}}
 {{- end -}}
