@@ -118,9 +118,15 @@ def node_manifest(name: str) -> dict[str, Any]:
     }
 
 
+# The API server's identity towards kubelets (logs, exec, port-forward): a user of its own,
+# which the real node binds to system:kubelet-api-admin, as kubeadm's clusters do.
+KUBELET_CLIENT_USER = "kube-apiserver-kubelet-client"
+
+
 @dataclass(frozen=True)
 class Pki:
-    """One CA; one admin certificate that serves the API and authenticates every client."""
+    """One CA; one admin certificate that serves the API and authenticates every client but
+    the API server itself towards kubelets, which has a certificate of its own."""
 
     ca_cert: Path
     ca_key: Path
@@ -128,15 +134,18 @@ class Pki:
     key: Path
     sa_key: Path
     sa_pub: Path
+    kubelet_client_cert: Path
+    kubelet_client_key: Path
 
 
 def write_pki(directory: Path) -> Pki:
     """Create the PKI once per work dir, so a kubeconfig stays valid across restarts."""
-    pki = Pki(*(directory / n for n in ("ca.crt", "ca.key", "admin.crt", "admin.key", "sa.key", "sa.pub")))
-    if pki.sa_pub.exists():
+    pki = Pki(*(directory / n for n in ("ca.crt", "ca.key", "admin.crt", "admin.key", "sa.key", "sa.pub",
+                                        "kubelet-client.crt", "kubelet-client.key")))
+    if pki.kubelet_client_key.exists():
         return pki
     directory.mkdir(parents=True, exist_ok=True)
-    ca_key, admin_key, sa_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
+    ca_key, admin_key, sa_key, kubelet_client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(4))
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ktrace-test-ca")])
     ca = _certificate(ca_name, ca_name, ca_key.public_key(), ca_key, ca=True)
     admin_name = x509.Name(
@@ -146,9 +155,12 @@ def write_pki(directory: Path) -> Pki:
         ]
     )
     admin = _certificate(admin_name, ca_name, admin_key.public_key(), ca_key, ca=False)
-    _write_pem(pki.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
-    _write_pem(pki.cert, admin.public_bytes(serialization.Encoding.PEM))
-    for path, key in ((pki.ca_key, ca_key), (pki.key, admin_key), (pki.sa_key, sa_key)):
+    kubelet_client_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, KUBELET_CLIENT_USER)])
+    kubelet_client = _certificate(kubelet_client_name, ca_name, kubelet_client_key.public_key(), ca_key, ca=False)
+    for path, cert in ((pki.ca_cert, ca), (pki.cert, admin), (pki.kubelet_client_cert, kubelet_client)):
+        _write_pem(path, cert.public_bytes(serialization.Encoding.PEM))
+    for path, key in ((pki.ca_key, ca_key), (pki.key, admin_key), (pki.sa_key, sa_key),
+                      (pki.kubelet_client_key, kubelet_client_key)):
         _write_pem(path, _private_pem(key))
     public = sa_key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -488,6 +500,12 @@ class LocalControlPlane(Cluster):
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.96.0.0/16",
             "--authorization-mode=Node,RBAC",
+            # To kubelets as real clusters reach them: by the address the node reports (its
+            # name resolves nowhere), their serving certificate checked against the CA.
+            "--kubelet-preferred-address-types=InternalIP",
+            f"--kubelet-certificate-authority={pki.ca_cert}",
+            f"--kubelet-client-certificate={pki.kubelet_client_cert}",
+            f"--kubelet-client-key={pki.kubelet_client_key}",
             # Close watches at shutdown rather than wait for clients (kube-apiserver's default
             # keeps a restart with controllers connected hanging until killed).
             "--shutdown-watch-termination-grace-period=2s",

@@ -10,7 +10,12 @@ without CAP_SYS_RESOURCE, no registry), and leaves the host as it found it:
   hierarchy; pods under ``…/pods``): stopping kills what is left there and removes them;
 - pods get addresses on a bridge of its own (no NAT, no iptables rules); the bridge is
   removed at stop, and the directories its tools need are made private and removed;
-- images are imported from OCI archives made here (tests/infra/images.py): no registry.
+- images are imported from OCI archives made here (tests/infra/images.py): no registry;
+- the kubelet serves its API on 127.0.0.1 only, to clients of the test CA it authenticates
+  and has the API server authorize (webhook), as real clusters do: ``kubectl logs``, ``exec``,
+  ``cp`` and ``port-forward`` reach it through the API server. A kubelet refuses a loopback
+  node IP, so it runs with an external cloud provider and start() does that provider's part:
+  it sets the node's InternalIP to 127.0.0.1 and removes the uninitialized taint.
 
 The node is tainted ``ktrace.test/real-node=true:NoSchedule`` so the kwok tests' pods never
 land on it; a test that wants it uses ``pod_placement()``.
@@ -42,6 +47,7 @@ from tests.infra import images
 from tests.infra.k8s import (
     REPO,
     Component,
+    KUBELET_CLIENT_USER,
     ControlPlaneError,
     LocalControlPlane,
     _certificate,
@@ -56,6 +62,10 @@ INSTALL_SCRIPT = REPO / "compose" / "node" / "install.sh"
 RUN_SCRIPT = REPO / "compose" / "node" / "run.sh"
 NODE_NAME = "real-node-0"
 TAINT = {"key": "ktrace.test/real-node", "value": "true", "effect": "NoSchedule"}
+# What a kubelet with an external cloud provider registers with, until that provider has
+# set the node's addresses.
+UNINITIALIZED_TAINT = "node.cloudprovider.kubernetes.io/uninitialized"
+NODE_IP = "127.0.0.1"  # where the kubelet listens: the address the API server dials
 BRIDGE = "ktrace-node0"
 POD_SUBNET = "10.250.0.0/24"
 CGROUP_MOUNTS = Path("/sys/fs/cgroup")
@@ -91,6 +101,7 @@ class RealNode:
         self.name = name
         self.work_dir = Path(work_dir).resolve()
         self.socket = self.work_dir / "containerd" / "containerd.sock"
+        self.cert, self.key = self.work_dir / "node.crt", self.work_dir / "node.key"
         self.cgroup = f"ktrace-node-{os.getpid()}"
         self.kubelet_port, self.healthz_port = free_ports(2)
         self.created_dirs: list[Path] = []
@@ -115,6 +126,9 @@ class RealNode:
             wait_for(self.process, "containerd", self.socket.exists, timeout=30)
             self._import(images.pause_image(cache / "bin" / "pause"))
             self._import(images.busybox_image())
+            self._allow_api_server_to_kubelet()
+            wait_for(self.process, f"node {self.name} registered", self._registered, timeout=60)
+            self._initialize_as_cloud_provider()
             wait_for(self.process, f"node {self.name} Ready", self._ready, timeout=90)
         except BaseException:
             self.stop()
@@ -155,6 +169,7 @@ class RealNode:
             f"--config={self.work_dir / 'kubelet-config.yaml'}",
             f"--kubeconfig={self.work_dir / 'kubelet.kubeconfig'}",
             f"--hostname-override={self.name}",
+            "--cloud-provider=external",  # the only way to a loopback InternalIP (class doc)
             f"--root-dir={self.work_dir / 'kubelet'}",
             f"--cert-dir={self.work_dir / 'kubelet-pki'}",
             "--v=1",
@@ -182,6 +197,25 @@ class RealNode:
     def _import(self, image: images.Image) -> None:
         self.import_archive(image.write_archive(self.work_dir / "images" / (image.name.replace("/", "_") + ".tar")))
 
+    def _allow_api_server_to_kubelet(self) -> None:
+        """Bind the API server's kubelet client to the built-in role for the kubelet API
+        (the kubelet asks the API server whether a request is allowed)."""
+        manifest = self.plane.kubectl("create", "clusterrolebinding", "ktrace-test:kubelet-api-admin",
+                                      "--clusterrole=system:kubelet-api-admin", f"--user={KUBELET_CLIENT_USER}",
+                                      "--dry-run=client", "-o", "yaml")
+        self.plane.kubectl("apply", "-f", "-", input=manifest)
+
+    def _registered(self) -> bool:
+        return bool(self.plane.api(f"/api/v1/nodes/{self.name}"))
+
+    def _initialize_as_cloud_provider(self) -> None:
+        """What a cloud controller manager does for a new node: set its addresses (the kubelet
+        keeps them from then on) and remove the taint that kept pods off it meanwhile."""
+        addresses = [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": self.name}]
+        self.plane.kubectl("patch", "node", self.name, "--subresource=status", "--type=merge",
+                           "-p", json.dumps({"status": {"addresses": addresses}}))
+        self.plane.kubectl("taint", "node", self.name, f"{UNINITIALIZED_TAINT}-")
+
     def _ready(self) -> bool:
         node = self.plane.api(f"/api/v1/nodes/{self.name}")
         return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"])
@@ -190,18 +224,19 @@ class RealNode:
 
     def _write_configs(self) -> None:
         w = self.work_dir
-        cert, key = self._node_credentials()
+        self._write_node_credentials()
         write_kubeconfig(w / "kubelet.kubeconfig", self.plane.server, self.plane.pki)
         config = yaml.safe_load((w / "kubelet.kubeconfig").read_text())
-        config["users"][0]["user"] = {"client-certificate": str(cert), "client-key": str(key)}
+        config["users"][0]["user"] = {"client-certificate": str(self.cert), "client-key": str(self.key)}
         (w / "kubelet.kubeconfig").write_text(yaml.safe_dump(config))
         (w / "resolv.conf").write_text("nameserver 127.0.0.1\n")
         (w / "containerd.toml").write_text(self._containerd_config())
         (w / "cni" / "net.d" / "10-ktrace-node.conflist").write_text(json.dumps(self._cni_config(), indent=1))
         (w / "kubelet-config.yaml").write_text(yaml.safe_dump(self._kubelet_config()))
 
-    def _node_credentials(self) -> tuple[Path, Path]:
-        """A client certificate the Node authorizer accepts: CN system:node:NAME, O system:nodes."""
+    def _write_node_credentials(self) -> None:
+        """The kubelet's certificate, CN system:node:NAME, O system:nodes: as a client, one the
+        Node authorizer accepts; as the kubelet's serving certificate, valid for 127.0.0.1."""
         pki = self.plane.pki
         ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
         ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
@@ -211,10 +246,8 @@ class RealNode:
             x509.NameAttribute(NameOID.COMMON_NAME, f"system:node:{self.name}"),
         ])
         cert = _certificate(subject, ca_cert.subject, key.public_key(), ca_key, ca=False)  # type: ignore[arg-type]
-        cert_path, key_path = self.work_dir / "node.crt", self.work_dir / "node.key"
-        _write_pem(cert_path, cert.public_bytes(serialization.Encoding.PEM))
-        _write_pem(key_path, _private_pem(key))
-        return cert_path, key_path
+        _write_pem(self.cert, cert.public_bytes(serialization.Encoding.PEM))
+        _write_pem(self.key, _private_pem(key))
 
     def _containerd_config(self) -> str:
         w = self.work_dir
@@ -275,17 +308,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             "cgroupDriver": "cgroupfs",
             "cgroupRoot": f"/{self.cgroup}/pods",
             "containerRuntimeEndpoint": f"unix://{self.socket}",
-            "address": "127.0.0.1",
+            "address": NODE_IP,
             "port": self.kubelet_port,
             "readOnlyPort": 0,
+            "tlsCertFile": str(self.cert),
+            "tlsPrivateKeyFile": str(self.key),
             "healthzBindAddress": "127.0.0.1",
             "healthzPort": self.healthz_port,
             "authentication": {
                 "anonymous": {"enabled": False},
-                "webhook": {"enabled": False},
+                "webhook": {"enabled": True},  # bearer tokens checked by the API server
                 "x509": {"clientCAFile": str(self.plane.pki.ca_cert)},
             },
-            "authorization": {"mode": "AlwaysAllow"},
+            "authorization": {"mode": "Webhook"},  # each request: a SubjectAccessReview
             "makeIPTablesUtilChains": False,  # the host's tables are not ours to change
             "registerWithTaints": [TAINT],
             "failSwapOn": False,
