@@ -22,9 +22,13 @@ import yaml
 
 from ktrace.commands.replay import replay
 from ktrace.commands.serve import serve
+from replayer import db
 from replayer.analyses.stuck import stuck
+from replayer.replay import replay as replay_into
 from recorder.kube.catalogue import CATALOGUE
 from schemas.redaction import REFUSED_RESOURCES
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.source import KafkaSource
 from tests.deploy_files import (READ_VERBS, container, find, manifest, parse_args, parse_record_args,
                                 rbac_grants, recorded_grants)
 from tests.infra.fixtures_image import IMAGE, VERSION
@@ -305,14 +309,18 @@ def node_values(plane: LocalControlPlane, storage_class: str, watched: str) -> d
     """The values for the test cluster (docs/deploy.md): the image imported into the node, the
     pod on the tainted real node and its network (no kube-proxy: the API server's Service
     cannot be reached, its address is given), the claim bound to the node's volume."""
-    repository, tag = IMAGE.rsplit(":", 1)
     metrics_port, follower_port, serve_port = free_ports(3)  # the host's network: ports free on this machine
+    return {**on_the_node(plane, watched), "metrics": {"port": metrics_port},
+            "persistence": {"storageClass": storage_class, "size": "1Gi"},
+            "follower": {"enabled": True, "metrics": {"port": follower_port},
+                         "serve": {"enabled": True, "port": serve_port}}}
+
+
+def on_the_node(plane: LocalControlPlane, watched: str) -> dict[str, Any]:
+    """What every release on the test node needs: the imported image, the node, the API server."""
+    repository, tag = IMAGE.rsplit(":", 1)
     return {"image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
             "cluster": "helm-test", "namespaces": [watched],
-            "persistence": {"storageClass": storage_class, "size": "1Gi"},
-            "metrics": {"port": metrics_port},
-            "follower": {"enabled": True, "metrics": {"port": follower_port},
-                         "serve": {"enabled": True, "port": serve_port}},
             "hostNetwork": True, "apiServer": {"host": "127.0.0.1", "port": str(plane.api_port)},
             **pod_placement()}
 
@@ -392,6 +400,24 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
         eventually(lambda: container_state(plane, node_namespace, "neverpull").get("state", {})
                    .get("waiting", {}).get("reason") == "ErrImageNeverPull", "neverpull's ErrImageNeverPull")
         time.sleep(3)  # the kubelet's Events about it reach the recorder
+        # Out through the API server and the kubelet, as on any cluster (docs/deploy.md):
+        # its logs, and the recording copied from the running pod.
+        pod = f"pod/{second['metadata']['name']}"
+        logged = plane.kubectl("logs", "-n", namespace, pod, "-c", "recorder")
+        assert any(json.loads(line).get("level") == "DEBUG" for line in logged.splitlines()), logged[-2000:]
+        copied = tmp_path / "copied-log"
+        plane.kubectl("cp", "-n", namespace, "-c", "recorder", f"{second['metadata']['name']}:/var/lib/ktrace/log",
+                      str(copied))
+        (local_port,) = free_ports(1)
+        forward = subprocess.Popen([str(plane.kubectl_bin), "--kubeconfig", str(plane.kubeconfig), "port-forward",
+                                    "-n", namespace, pod, f"{local_port}:{values['follower']['serve']['port']}"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            eventually(lambda: "neverpull" in page_text(f"http://127.0.0.1:{local_port}/"),
+                       "the live page through kubectl port-forward, showing neverpull", timeout=60)
+        finally:
+            forward.terminate()
+            forward.wait(timeout=10)
 
         run_helm(helm, "uninstall", RELEASE, "-n", namespace, "--wait", "--cascade=foreground", "--timeout=120s",
                  **helm_on)
@@ -408,8 +434,8 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
         "ClusterRole", "ClusterRoleBinding", "Deployment", "PersistentVolumeClaim", "Role", "Role",
         "RoleBinding", "RoleBinding", "Service", "ServiceAccount"]
 
-    # The recording, out of the volume (docs/deploy.md: getting a recording out), replayed.
-    con = load_recording(str(tmp_path / "r.duckdb"), str(volume / "log"))
+    # The copy taken with kubectl cp while the recorder ran, replayed on "the laptop".
+    con = load_recording(str(tmp_path / "copied.duckdb"), str(copied))
     assert rows(con, "SELECT count(*) FROM load_problems") == [(0,)]
     assert rows(con, "SELECT DISTINCT cluster FROM raw_events") == [("helm-test",)]
     found = {(f["namespace"], f["name"]): f["causes"][0] for f in stuck_findings(con)}
@@ -417,8 +443,65 @@ def test_installed_on_the_real_node_it_records_rolls_and_leaves_nothing(
     assert DB_TIMEOUT in found[node_namespace, "crasher"]["detail"]
     assert found[node_namespace, "neverpull"]["cause"] == "image_pull"
     assert found[node_namespace, "neverpull"]["detail"].startswith("never_pull")
+
+    # The whole recording, read from the volume after uninstall (the second session ended too).
+    con = load_recording(str(tmp_path / "r.duckdb"), str(volume / "log"))
+    assert rows(con, "SELECT count(*) FROM load_problems") == [(0,)]
     # Two sessions, each ended cleanly; the seconds of the Recreate between them are the one
     # unseen stretch, a session_gap of the whole recording.
     assert rows(con, "SELECT count(DISTINCT session) FROM raw_events") == [(2,)]
     assert rows(con, "SELECT type, topic, namespace, start_at < end_at FROM gaps WHERE category = 'unseen'") == [
         ("session_gap", None, None, True)]
+
+
+@pytest.mark.deploy
+@pytest.mark.node
+@pytest.mark.kafka
+def test_with_kafka_an_upgrade_rolls_the_recorder_without_an_unseen_stretch(
+        helm: Path, image_archive: Path, node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str,
+        kafka_bootstrap: str, unique_topic_prefix: str, tmp_path: Path) -> None:
+    plane, node = node_cluster
+    node.import_archive(image_archive)
+    namespace = f"ktrace-{uuid.uuid4().hex[:8]}"
+    first_port, second_port = free_ports(2)
+    values = {**on_the_node(plane, node_namespace), "sink": "kafka", "persistence": {"enabled": False},
+              "kafka": {"bootstrap": kafka_bootstrap, "topicPrefix": unique_topic_prefix},
+              "metrics": {"port": first_port}}
+    helm_on = {"kubeconfig": plane.kubeconfig}
+    try:
+        run_helm(helm, "install", RELEASE, str(CHART), "-n", namespace, "--create-namespace", "--wait",
+                 "--timeout=180s", values=values, **helm_on)
+        (first,) = recorder_pods(plane, namespace)
+        apply(plane, crash_loop(node_namespace))
+        eventually(lambda: container_state(plane, node_namespace, "crasher").get("restartCount", 0) >= 1,
+                   "the crasher restarted", timeout=120)
+        # The new pod runs beside the old one until it is ready (maxSurge 1, maxUnavailable 0):
+        # on one host network the two cannot hold one port, so the upgrade moves it. Off the
+        # host's network (any real cluster) nothing needs to change.
+        run_helm(helm, "upgrade", RELEASE, str(CHART), "-n", namespace, "--wait", "--timeout=180s",
+                 values={**values, "metrics": {"port": second_port}}, **helm_on)
+        eventually(lambda: first["metadata"]["uid"] not in {p["metadata"]["uid"] for p in recorder_pods(plane, namespace)},
+                   "the old recorder pod gone", timeout=120)
+        apply(plane, image_never_pulled(node_namespace))
+        eventually(lambda: container_state(plane, node_namespace, "neverpull").get("state", {})
+                   .get("waiting", {}).get("reason") == "ErrImageNeverPull", "neverpull's ErrImageNeverPull")
+        time.sleep(3)  # the kubelet's Events about it reach the recorder
+        run_helm(helm, "uninstall", RELEASE, "-n", namespace, "--wait", "--timeout=120s", **helm_on)
+    finally:
+        run_helm(helm, "uninstall", RELEASE, "-n", namespace, "--ignore-not-found", check=False, **helm_on)
+        plane.kubectl("delete", "namespace", namespace, "--wait=false", "--ignore-not-found")
+
+    con = db.open_db(str(tmp_path / "k.duckdb"))
+    source = KafkaSource(KafkaSettings(bootstrap=kafka_bootstrap))
+    try:
+        replay_into(source, con, source_name=kafka_bootstrap, prefix=unique_topic_prefix)
+    finally:
+        source.close()
+    found = {(f["namespace"], f["name"]): f["causes"][0]["cause"] for f in stuck_findings(con)}
+    assert (found[node_namespace, "crasher"], found[node_namespace, "neverpull"]) == ("crash_loop", "image_pull")
+    # Two sessions that overlapped: the new one listed and turned ready before the old one
+    # ended — what both saw is loaded once, the rest reported as duplicates (docs/scale-out.md)
+    # — so nothing went unseen between them.
+    assert rows(con, "SELECT count(DISTINCT session) FROM raw_events") == [(2,)]
+    assert rows(con, "SELECT DISTINCT problem FROM load_problems") == [("duplicate",)]
+    assert rows(con, "SELECT type, topic, namespace FROM gaps WHERE category = 'unseen'") == []
