@@ -7,7 +7,10 @@ endpointslice controller did.
 from __future__ import annotations
 
 import json
+import ssl
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,26 @@ def test_the_node_runs_real_containers(node_cluster: tuple[LocalControlPlane, Re
     reasons = {e["reason"] for e in get(plane, "events", "-n", node_namespace)["items"]
                if e["involvedObject"]["name"] == "hello"}
     assert {"Scheduled", "Pulled", "Created", "Started"} <= reasons
+
+
+def test_the_kubelet_answers_through_the_api_server_and_no_one_unauthorized(
+        node_cluster: tuple[LocalControlPlane, RealNode], node_namespace: str) -> None:
+    plane, node = node_cluster
+    w.apply(plane, w.pod("talker", node_namespace, w.container("app", "echo said by talker; exec sleep 3600")))
+    plane.kubectl("wait", "--for=condition=Ready", "pod/talker", "-n", node_namespace, "--timeout=60s")
+    assert plane.kubectl("logs", "talker", "-n", node_namespace) == "said by talker\n"
+    assert plane.kubectl("exec", "talker", "-n", node_namespace, "--", "echo", "said through exec") == \
+        "said through exec\n"
+    # Directly, with its serving certificate checked against the test CA: no credentials are
+    # refused (401); a token the API server vouches for, of an account without rights on the
+    # node, is refused by the API server's authorization (403).
+    kubelet = f"https://127.0.0.1:{node.kubelet_port}/pods"
+    context = ssl.create_default_context(cafile=str(plane.pki.ca_cert))
+    token = {"Authorization": f"Bearer {plane.token_for('default', node_namespace)}"}
+    for headers, status in (({}, 401), (token, 403)):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(urllib.request.Request(kubelet, headers=headers), context=context, timeout=10)
+        assert refused.value.code == status
 
 
 def test_a_container_ignoring_sigterm_is_killed_at_its_deadline(

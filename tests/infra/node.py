@@ -45,9 +45,9 @@ from cryptography.x509.oid import NameOID
 
 from tests.infra import images
 from tests.infra.k8s import (
+    KUBELET_CLIENT_USER,
     REPO,
     Component,
-    KUBELET_CLIENT_USER,
     ControlPlaneError,
     LocalControlPlane,
     _certificate,
