@@ -480,7 +480,8 @@ def test_with_kafka_an_upgrade_rolls_the_recorder_without_an_unseen_stretch(
         # host's network (any real cluster) nothing needs to change.
         run_helm(helm, "upgrade", RELEASE, str(CHART), "-n", namespace, "--wait", "--timeout=180s",
                  values={**values, "metrics": {"port": second_port}}, **helm_on)
-        eventually(lambda: first["metadata"]["uid"] not in {p["metadata"]["uid"] for p in recorder_pods(plane, namespace)},
+        old_uid = first["metadata"]["uid"]
+        eventually(lambda: old_uid not in {p["metadata"]["uid"] for p in recorder_pods(plane, namespace)},
                    "the old recorder pod gone", timeout=120)
         apply(plane, image_never_pulled(node_namespace))
         eventually(lambda: container_state(plane, node_namespace, "neverpull").get("state", {})
