@@ -27,11 +27,12 @@ def test_a_service_has_its_type_and_selector(con: duckdb.DuckDBPyConnection):
 
 
 def test_a_disruption_budget_has_its_selector_bounds_and_status(con: duckdb.DuckDBPyConnection):
-    assert rows(con, "SELECT selector, match_expressions, min_available, max_unavailable, "
+    assert rows(con, "SELECT selector, match_expressions, selects_all, min_available, max_unavailable, "
                      "disruptions_allowed, current_healthy, desired_healthy, expected_pods "
                      "FROM disruption_budgets") == [
-        ({"matchLabelsKey": "matchLabelsValue"}, 1, "minAvailableValue", "maxUnavailableValue",
-         3, 4, 5, 6)]
+        ({"matchLabelsKey": "matchLabelsValue"},
+         [{"key": "keyValue", "operator": "operatorValue", "values": ["valuesValue"]}], False,
+         "minAvailableValue", "maxUnavailableValue", 3, 4, 5, 6)]
     assert rows(con, "SELECT c.type, c.status, c.reason FROM conditions c "
                      "WHERE c.kind = 'PodDisruptionBudget'") == [
         ("typeValue", "statusValue", "reasonValue")]
