@@ -161,8 +161,10 @@ EXPLAIN = View("explain", "a list with one story per object the target names (a 
       "detail, evidence_event_id}"),
     C("findings", "what ktrace found: list of {topic, sentence, evidence, advice}; topic "
                   "stuck (a cause holding it), outcome (how a pod ended: evicted, admission, "
-                  "preempted, oom_killed), race, recording, deletion, restarts, startup, slow "
-                  "or unknown; each cause's sentence carries the message that decides it"),
+                  "preempted, oom_killed), drain (a Node's or budget's past drain a "
+                  "PodDisruptionBudget held, and whether it then passed), race, recording, "
+                  "deletion, restarts, startup, slow or unknown; each cause's sentence carries "
+                  "the message that decides it"),
 ), names=("name",))
 
 STORY_STEPS = View("story_steps", "the steps of an explained object (its table)", (

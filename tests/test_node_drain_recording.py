@@ -115,3 +115,27 @@ def test_without_budgets_a_cordoned_node_with_pods_left_is_unknown(tmp_path: Pat
         "eviction_api — DisruptionTarget EvictionByEvictionAPI: Eviction API: evicting — PodDisruptionBudgets: "
         "not recorded — node real-node-0 cordoned (spec.unschedulable): a drain"}
     con.close()
+
+
+def test_explain_tells_the_drain_held_then_passed(drained: duckdb.DuckDBPyConnection) -> None:
+    """At the end nothing is stuck, but the node's and the budget's stories keep the drain the
+    budget held for 78 s (the cordon until the relaxed budget's status) and when it got
+    through: each pod's eviction, the last one's the drain's passing."""
+    sentence = ("Drain held for 1m18s (2026-12-07T12:06:41.064523Z – 2026-12-07T12:07:59.394276Z): drain_blocked — "
+                + HELD + ". Then allowed; the drain passed at 2026-12-07T12:08:04.678709Z (every pod it held "
+                "evicted: web-5c7c8b858b-4bx97 at 2026-12-07T12:07:59.657421Z, web-5c7c8b858b-cgdc7 at "
+                "2026-12-07T12:08:04.678709Z).")
+    for target, namespace in (("node/real-node-0", None), ("pdb/web", "drain")):
+        (story,) = explain(drained, target, namespace=namespace)
+        (drain,) = [f for f in story.findings if f.topic == "drain"]
+        assert drain.sentence == sentence
+        assert not [f for f in story.findings if f.topic == "stuck"]
+        assert evidence_records(drained, rows(drained, "SELECT evidence FROM drain_holds_of(?)",
+                                              [story.uid])[0][0]) == [
+            ("Node", "real-node-0", "12:06:41"),  # the cordon
+            ("PodDisruptionBudget", "web", "12:06:40"),  # 2 healthy of 2 needed
+            ("Pod", "web-5c7c8b858b-cgdc7", "12:06:40"),  # both Running and Ready then
+            ("Pod", "web-5c7c8b858b-4bx97", "12:06:40"),
+        ]
+    # the moments a replacement pod is awaited (under a second each) are no held drain
+    assert rows(drained, "SELECT count(*) FROM drain_holds_of(?, threshold_s := 0)", [story.uid]) == [(3,)]

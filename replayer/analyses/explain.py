@@ -96,7 +96,8 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
                                     "SELECT * FROM object_transitions_of(?) "
                                     "ORDER BY uid, step_no", [uids, uids]))
     findings = {uid: [] for uid in uids}
-    for collect in (_stuck, _pod_outcome, _object_outcome, _claims, _race, _lifecycle, _gaps, _unseen):
+    for collect in (_stuck, _pod_outcome, _object_outcome, _drains, _claims, _race, _lifecycle, _gaps,
+                    _unseen):
         for uid, finding in collect(con, uids):
             findings[uid].append(finding)
     stories = []
@@ -138,7 +139,7 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
                   "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
                   "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
-                  "drain_blocked": "Drain blocked"}
+                  "drain_blocked": "Drain blocked", "no_ready_endpoints": "No ready endpoint"}
 #: the states of object_findings_at that are not stuck: how an object ended or waits
 OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
                   "claim_waiting": "Waiting for a consumer", "released": "Released"}
@@ -206,6 +207,23 @@ def _object_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
                                           f"{r['cause'] or r['state']} — {r['detail']}",
                                r["evidence"] or [], r["advice"]))
             for r in _findings(con, uids, "list_contains(?, f.uid) AND NOT f.stuck")]
+
+
+def _drains(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """A Node's or budget's past drains a PodDisruptionBudget held, and whether each then
+    got through (one still held at the end is ``_stuck``'s)."""
+    found = []
+    for r in _dicts(con, "SELECT * FROM drain_holds_of(?)", [uids]):
+        evicted = ", ".join(f"{e['pod']} at {_time(e['at'])}" for e in r["evicted"] or [])
+        end = (f"the drain passed at {_time(r['passed_at'])} (every pod it held evicted: {evicted})"
+               if r["passed_at"] is not None else
+               f"not every pod it held was evicted{f' ({evicted})' if evicted else ''}: the drain did "
+               "not get through")
+        found.append((r["uid"], Finding(
+            "drain", f"Drain held for {_seconds(r['held_s'])} ({_time(r['since'])} – "
+                     f"{_time(r['allowed_at'])}): drain_blocked — {r['detail']}. Then allowed; {end}.",
+            r["evidence"] or [])))
+    return found
 
 
 def _claims(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
