@@ -166,6 +166,107 @@ def storage_class_missing(namespace: str) -> list[Manifest]:
     return [claim, user]
 
 
+# A container that is Ready while /tmp/ready exists: only where VERSION is not 2, so a
+# rolling update to VERSION=2 brings a pod that never passes its readiness probe.
+# (the image has no /tmp of its own)
+READY_UNLESS_V2 = '[ "$VERSION" = 2 ] || { mkdir -p /tmp && touch /tmp/ready; }; exec sleep 3600'
+READY_FILE_PROBE = {"exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 1}
+
+
+def deployment(name: str, namespace: str, *containers: Manifest, replicas: int = 1,
+               labels: dict[str, str] | None = None) -> Manifest:
+    labels = {"app": name, **(labels or {})}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": list(containers),
+                                           "terminationGracePeriodSeconds": 2, **pod_placement()}}}}
+
+
+def services_without_ready_endpoints(namespace: str) -> list[Manifest]:
+    """Service ``unready``: its one pod never passes its readiness probe; Service ``typo``:
+    its selector says app=wbe, which no pod has; Service ``web`` beside them, healthy."""
+    never_ready = container("app", "exec sleep 3600", readinessProbe=READY_FILE_PROBE)
+    typo = service("typo", namespace)
+    typo["spec"]["selector"] = {"app": "wbe"}
+    return [deployment("unready", namespace, never_ready), service("unready", namespace),
+            web_deployment("web", namespace, replicas=1), service("web", namespace), typo]
+
+
+def statefulset(namespace: str) -> Manifest:
+    """StatefulSet ``db`` (2 pods, ordered, rolling updates): Ready until set to VERSION=2."""
+    db = container("db", READY_UNLESS_V2, readinessProbe=READY_FILE_PROBE)
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "db", "namespace": namespace},
+            "spec": {"replicas": 2, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"}},
+                                  "spec": {"containers": [db], "terminationGracePeriodSeconds": 2,
+                                           **pod_placement()}}}}
+
+
+def statefulset_update_held(plane: LocalControlPlane, namespace: str) -> None:
+    """StatefulSet ``db`` Ready, then updated to a revision that never gets Ready: the
+    controller replaces db-1 and waits for it; db-0 keeps the old revision."""
+    apply(plane, statefulset(namespace))
+    plane.kubectl("rollout", "status", "sts/db", "-n", namespace, "--timeout=120s")
+    plane.kubectl("set", "env", "sts/db", "-n", namespace, "VERSION=2")
+
+
+# The host port the DaemonSet's pods ask for and a pod on the real node already holds (the
+# real node has no portmap plugin: nothing is bound on the host, the scheduler counts it).
+HOST_PORT = 18081
+
+
+def daemonset_port_taken(namespace: str) -> list[Manifest]:
+    """DaemonSet ``agent`` on every node, the real one included (it tolerates its taint), each
+    pod asking for HOST_PORT; pod ``holder`` holds that port on the real node first: the
+    agent's pod there stays Pending, the kwok node's runs."""
+    port = [{"containerPort": 8081, "hostPort": HOST_PORT}]
+    holder = pod("holder", namespace, container("app", "exec sleep 3600", ports=port), grace=2)
+    agent = container("agent", "exec sleep 3600", ports=port)
+    daemonset = {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                 "metadata": {"name": "agent", "namespace": namespace},
+                 "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                          "template": {"metadata": {"labels": {"app": "agent"}},
+                                       "spec": {"containers": [agent], "terminationGracePeriodSeconds": 2,
+                                                "tolerations": [{**TAINT, "operator": "Equal"}]}}}}
+    return [holder, daemonset]
+
+
+def budgets_by_expression(namespace: str) -> list[Manifest]:
+    """Deployment ``api`` (2 pods, tier=backend) under two budgets ktrace must match without
+    matchLabels: ``backend`` by a matchExpressions In, ``everything`` by an empty selector
+    (policy/v1: every pod of the namespace)."""
+    api = deployment("api", namespace, container("api", "exec sleep 3600"), replicas=2,
+                     labels={"tier": "backend"})
+
+    def budget(name: str, selector: Manifest, **spec: Any) -> Manifest:
+        return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"selector": selector, **spec}}
+
+    by_expression = {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["backend", "cache"]}]}
+    return [api, budget("backend", by_expression, maxUnavailable=1), budget("everything", {}, minAvailable=2)]
+
+
+
+def critical_pod_preempting(plane: LocalControlPlane, namespace: str) -> None:
+    """Pod ``victim`` takes most of the real node's CPU (1500m of its 2 cores); then pod
+    ``critical`` (priorityClassName system-node-critical), bound to the node by spec.nodeName
+    so no scheduler weighs it, asks for 1 CPU: the kubelet's admission finds no room, and
+    for a critical pod it preempts others instead of rejecting it (pkg/kubelet/preemption):
+    the victim ends Failed, reason Preempting."""
+    def sleeper(name: str, cpu: str, **spec: Any) -> Manifest:
+        app = container("app", "exec sleep 3600", resources={"requests": {"cpu": cpu}})
+        return pod(name, namespace, app, grace=2, **spec)
+
+    apply(plane, sleeper("victim", "1500m"))
+    plane.kubectl("wait", "--for=condition=Ready", "pod/victim", "-n", namespace, "--timeout=60s")
+    apply(plane, sleeper("critical", "1", nodeName=NODE_NAME, priorityClassName="system-node-critical"))
+    plane.kubectl("wait", "--for=jsonpath={.status.reason}=Preempting", "pod/victim", "-n", namespace,
+                  "--timeout=60s")
+
 def apply(plane: LocalControlPlane, *objects: Manifest) -> None:
     plane.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 

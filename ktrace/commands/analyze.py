@@ -112,8 +112,9 @@ def explain(target: str, namespace: str | None, all_namespaces: bool, cluster: s
     sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
     deploy, rs, pvc, pv, ns, no, sts, ds, job… Any recorded object, finished or not: a
     failed Job's end (its reason, last failed pod, exit code and message), a claim's
-    provisioning, a Deployment's conditions and Events — with its recorded pods' stories
-    after a workload's own, and a pod's claims followed to their cause.
+    provisioning, a Deployment's conditions and Events, a Service without a ready endpoint,
+    a drain a budget held and then let pass — with its recorded pods' stories after a
+    workload's own, and a pod's claims followed to their cause.
 
     Examples:
 
@@ -178,7 +179,8 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
     """What is stuck, with ranked causes and their evidence: deletions that never finished
     (Terminating), pods not Running and Ready past --threshold (Pending, not Ready),
     workloads that cannot make or roll out their pods (ReplicaSets, Deployments, Jobs,
-    StatefulSets, DaemonSets) and claims and volumes that cannot get on. A finished object
+    StatefulSets, DaemonSets), claims and volumes that cannot get on, Services without a
+    ready endpoint and drains a PodDisruptionBudget holds. A finished object
     (a failed Job, a released volume) is never stuck: `ktrace explain` tells its end.
 
     Examples:

@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, owner_refs, pods, raw_events, state_at, versions_at, volumes, workloads
+-- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
 -- object_findings_at(ts, threshold_s := 60): what each workload and storage object is at
 -- ts, one row per finding, the decisive message in `detail` and the records that show it in
 -- `evidence`. `stuck` is true where the object cannot get on by itself (what problems_at
@@ -18,8 +18,9 @@
 --     message; state `complete` for a Complete condition (or the Completed Event);
 --   job_suspended: a Job with Suspended=True (or spec.suspend);
 --   statefulset_update_held: a StatefulSet whose updateRevision is not its currentRevision,
---     not every pod updated, a pod of it not Ready, and no status change for threshold_s
---     (the controller updates one pod at a time and waits for each to be Running and Ready);
+--     not every pod updated, a pod of it not Ready (with its readiness probe failure), and
+--     no status change for threshold_s (the controller updates one pod at a time and waits
+--     for each to be Running and Ready); since the first version naming the revision;
 --   daemonset_pods_missing: a DaemonSet with fewer pods available than desired (one per
 --     eligible node) and no status change for threshold_s, with the controller's latest
 --     Warning (FailedCreate, FailedPlacement, FailedDaemonPod);
@@ -32,7 +33,8 @@
 --   pvc_lost: a claim in phase Lost (ClaimLost); pv_released: a volume Released by its
 --     claim (reclaim policy Retain: an administrator must act — stuck only with policy
 --     Delete, past threshold_s: its deleter has not removed it); pv_failed: a volume in
---     phase Failed (VolumeFailedDelete, VolumeFailedRecycle).
+--     phase Failed (VolumeFailedDelete, VolumeFailedRecycle);
+--   no_ready_endpoints: a Service whose selector matches no Ready pod (service_findings_at).
 -- `since` is the earliest evidence of the state: the condition's lastTransitionTime, the
 -- deciding Event's first time, the current status's first receipt.
 -- Documented in docs/projections.md.
@@ -158,24 +160,38 @@ suspended AS (
       AND l.uid NOT IN (SELECT uid FROM finished)),
 -- the workload's pods at ts that are not Ready (for a held update, the one it waits on)
 unready_pods AS (
+    -- (a pod not scheduled: the scheduler's message; else its Ready condition)
     SELECT o.owner_uid, arg_max({'name': s.name, 'event_id': s.event_id,
-                                 'why': coalesce(c.reason || coalesce(': ' || c.message, ''),
-                                                 p.phase)}, s.name) AS pod
+                                 'why': coalesce(p.phase || ', ' || sc.reason
+                                                     || coalesce(': ' || sc.message, ''),
+                                                 concat_ws('; ', c.reason || coalesce(': ' || c.message, ''),
+                                                           f.line),
+                                                 p.phase),
+                                 'probe_event_id': f.event_id}, s.name) AS pod
     FROM state_at(ts) s JOIN pods p USING (event_id)
     JOIN owner_refs o ON o.event_id = s.event_id AND o.controller
          AND o.owner_kind IN ('StatefulSet', 'DaemonSet')
     LEFT JOIN conditions c ON c.event_id = s.event_id AND c.type = 'Ready'
+    LEFT JOIN conditions sc ON sc.event_id = s.event_id AND sc.type = 'PodScheduled'
+         AND sc.status = 'False'
+    LEFT JOIN readiness_failures_at(ts) f ON f.uid = s.uid
     WHERE s.kind = 'Pod' AND coalesce(c.status, 'False') <> 'True'
       AND o.owner_uid IN (SELECT uid FROM live WHERE kind IN ('StatefulSet', 'DaemonSet'))
     GROUP BY o.owner_uid),
 held AS (
     SELECT l.kind, l.namespace, l.name, l.uid, 'update_held' AS state,
-           'statefulset_update_held' AS cause, l.received_at AS since,
+           'statefulset_update_held' AS cause,
+           -- since the update began: the first version naming its revision
+           (SELECT min(v.received_at) FROM raw_events v JOIN workloads r USING (event_id)
+            WHERE v.uid = l.uid AND v.received_at <= ts
+              AND r.update_revision = l.update_revision) AS since,
            'update to revision ' || l.update_revision || ' held at '
                || coalesce(l.updated_replicas, 0) || ' of ' || l.replicas || ' pods ('
                || coalesce(l.ready_replicas, 0) || ' Ready): pod ' || u.pod.name
                || ' is not Ready (' || u.pod.why || ')' AS detail,
-           [l.event_id, u.pod.event_id] AS evidence, l.event_id, true AS stuck
+           list_filter([l.event_id, u.pod.event_id, u.pod.probe_event_id],
+                       lambda x: x IS NOT NULL) AS evidence,
+           l.event_id, true AS stuck
     FROM live l JOIN unready_pods u ON u.owner_uid = l.uid
     WHERE l.kind = 'StatefulSet' AND l.update_revision <> l.current_revision
       AND coalesce(l.updated_replicas, 0) < l.replicas
@@ -188,7 +204,8 @@ missing AS (
                                 || ' scheduled, ' || coalesce(l.ready_replicas, 0) || ' Ready)',
                      lw.w.reason || ': ' || lw.w.message,
                      'pod ' || u.pod.name || ' not Ready (' || u.pod.why || ')') AS detail,
-           [l.event_id] || coalesce(lw.w.ids, []) || coalesce([u.pod.event_id], []) AS evidence,
+           [l.event_id] || coalesce(lw.w.ids, []) || list_filter(
+               [u.pod.event_id, u.pod.probe_event_id], lambda x: x IS NOT NULL) AS evidence,
            l.event_id, true AS stuck
     FROM live l LEFT JOIN unready_pods u ON u.owner_uid = l.uid
     LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS w FROM object_events e
@@ -275,3 +292,4 @@ SELECT * FROM not_created UNION ALL SELECT * FROM stalled UNION ALL SELECT * FRO
 UNION ALL SELECT * FROM suspended UNION ALL SELECT * FROM held
 UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM claim_findings
 UNION ALL SELECT * FROM phases
+UNION ALL SELECT * FROM service_findings_at(ts, threshold_s := threshold_s)

@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -14,7 +14,10 @@
 --              with the budget version that counted it (the pod in its disruptedPods) and
 --              whether its node was cordoned then;
 --   preempted  the scheduler preempted it (a Preempted Event, or DisruptionTarget
---              PreemptionByScheduler / 1.26's PreemptionByKubeScheduler);
+--              PreemptionByScheduler / 1.26's PreemptionByKubeScheduler), or its node's
+--              kubelet did, to admit a critical pod (pkg/kubelet/preemption: status.reason
+--              and Event Preempting, DisruptionTarget TerminationByKubelet "Pod was
+--              preempted by Kubelet to accommodate a critical pod.");
 --   oom_killed a container of a Failed pod ended OOMKilled (restartPolicy Never/OnFailure
 --              gave up), with its memory limit.
 -- Documented in docs/projections.md.
@@ -40,7 +43,8 @@ pod_events AS (
                                     ORDER BY r.received_at DESC, e.event_id DESC) = 1 AS latest
           FROM k8s_events e JOIN raw_events r USING (event_id)
           WHERE r.received_at <= ts
-            AND (e.reason IN ('Evicted', 'Preempted') OR admission_reason(e.reason))) e
+            AND (e.reason IN ('Evicted', 'Preempted', 'Preempting')
+                 OR admission_reason(e.reason))) e
     WHERE e.regarding_uid IN (SELECT uid FROM pod)
     GROUP BY e.regarding_uid, e.reason, e.message),
 -- the first version that says how it ended
@@ -119,24 +123,36 @@ preemption AS (
                            'event_id': c.event_id}, r.received_at) AS cond
     FROM conditions c JOIN raw_events r USING (event_id)
     WHERE c.kind = 'Pod' AND c.type = 'DisruptionTarget' AND c.status = 'True'
-      AND c.reason IN ('PreemptionByScheduler', 'PreemptionByKubeScheduler')
+      AND (c.reason IN ('PreemptionByScheduler', 'PreemptionByKubeScheduler')
+           OR (c.reason = 'TerminationByKubelet' AND kubelet_termination(c.message) = 'critical-pod preemption'))
       AND r.received_at <= ts AND c.uid IN (SELECT uid FROM pod)
     GROUP BY c.uid),
+-- the kubelet's status write when it preempted the pod for a critical one
+kubelet_preempting AS (
+    SELECT uid, arg_min({'reason': status_reason, 'message': status_message,
+                         'at': coalesce(status_written_at, received_at), 'event_id': event_id},
+                        received_at) AS first
+    FROM versions WHERE status_reason = 'Preempting' GROUP BY uid),
 o_preempted AS (
     SELECT p.uid, 'preempted' AS cause,
-           coalesce(pr.cond.at, (SELECT min(e.first_at) FROM pod_events e
-                                 WHERE e.uid = p.uid AND e.reason = 'Preempted')) AS at,
+           -- the earliest evidence: the kubelet decides (its Event) before the kill ends
+           -- and its status write says so
+           least(pr.cond.at, k.first.at, (SELECT min(e.first_at) FROM pod_events e
+                                          WHERE e.uid = p.uid AND e.reason IN ('Preempted', 'Preempting'))) AS at,
            concat_ws('; ',
+               k.first.reason || ': ' || k.first.message,
                (SELECT string_agg(event_line(e.reason, e.message, e.count, e.first_at, e.last_at), '; ')
-                FROM pod_events e WHERE e.uid = p.uid AND e.reason = 'Preempted'),
+                FROM pod_events e WHERE e.uid = p.uid AND e.reason IN ('Preempted', 'Preempting')
+                  AND e.message IS DISTINCT FROM k.first.message),
                CASE WHEN pr.cond IS NOT NULL THEN 'DisruptionTarget ' || pr.cond.reason
                     || coalesce(': ' || pr.cond.message, '') END) AS detail,
-           coalesce([pr.cond.event_id], [])
+           list_sort(list_distinct(list_filter([pr.cond.event_id, k.first.event_id],
+                                               lambda x: x IS NOT NULL)
                || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
-                            WHERE e.uid = p.uid AND e.reason = 'Preempted'), []) AS evidence
-    FROM pod p LEFT JOIN preemption pr USING (uid)
-    WHERE pr.uid IS NOT NULL
-       OR EXISTS (SELECT 1 FROM pod_events e WHERE e.uid = p.uid AND e.reason = 'Preempted')),
+                            WHERE e.uid = p.uid AND e.reason IN ('Preempted', 'Preempting')), []))) AS evidence
+    FROM pod p LEFT JOIN preemption pr USING (uid) LEFT JOIN kubelet_preempting k USING (uid)
+    WHERE pr.uid IS NOT NULL OR k.uid IS NOT NULL
+       OR EXISTS (SELECT 1 FROM pod_events e WHERE e.uid = p.uid AND e.reason IN ('Preempted', 'Preempting'))),
 api_eviction AS (
     SELECT c.uid, arg_min({'message': c.message, 'at': coalesce(c.last_transition, r.received_at),
                            'received_at': r.received_at, 'event_id': c.event_id}, r.received_at) AS cond

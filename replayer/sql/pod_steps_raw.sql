@@ -16,15 +16,23 @@ pod_events AS (
            r.rv, r.type, r.received_at, e.type AS event_type, e.count
     FROM k8s_events e JOIN raw_events r USING (event_id)
     WHERE e.regarding_uid IN (SELECT uid FROM projection_scope) AND e.regarding_kind = 'Pod'),
--- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME"
+-- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME" (ReplicaSet,
+-- DaemonSet, Job), "Create Pod NAME in StatefulSet S successful", "Delete Pod NAME in
+-- StatefulSet S successful" — not received before the pod was first seen (a StatefulSet
+-- recreates a pod under the same name: the Events of its predecessor are not its own)
 owner_events AS (
     SELECT o.uid, e.reason, e.message, e.component, r.event_id
     FROM owners o JOIN k8s_events e ON e.regarding_uid = o.owner_uid
     JOIN raw_events r ON r.event_id = e.event_id
-    JOIN (SELECT uid, any_value(name) AS name FROM raw_events WHERE kind = 'Pod' GROUP BY uid) n
+    JOIN (SELECT uid, any_value(name) AS name, min(received_at) AS first_at
+          FROM raw_events WHERE kind = 'Pod' GROUP BY uid) n
       ON n.uid = o.uid
     WHERE e.reason IN ('SuccessfulCreate', 'SuccessfulDelete')
-      AND e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)),
+      AND (e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)
+           OR (o.owner_kind = 'StatefulSet'
+               AND (e.message LIKE 'Create Pod ' || n.name || ' in StatefulSet % successful'
+                    OR e.message LIKE 'Delete Pod ' || n.name || ' in StatefulSet % successful')))
+      AND r.received_at >= n.first_at - INTERVAL 2 SECOND),
 firsts AS (
     SELECT uid, any_value(cluster) AS cluster, bool_or(seen_from_start) AS seen_from_start,
            min(version_no) AS first_version,
@@ -55,16 +63,22 @@ firsts AS (
            arg_min({'ev': ev, 'version_no': version_no,
                     'server_at': deletion_at - to_seconds(coalesce(deletion_grace_s, 0)),
                     'grace_s': coalesce(deletion_grace_s, 0),
-                    'disruption': disruption_reason}, version_no)
+                    'disruption': disruption_reason,
+                    'disruption_message': disruption_message}, version_no)
                FILTER (WHERE deletion_at IS NOT NULL) AS deletion,
            arg_min({'ev': ev, 'version_no': version_no, 'server_at': containers_finished_at,
                     'component': coalesce(status_manager, component, 'kubelet'),
                     'detail': 'exit ' || array_to_string(exit_codes, ',')}, version_no)
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS containers_stopped,
+           -- a pod the kubelet stopped on its own: which of its paths (eviction, node
+           -- shutdown, critical-pod preemption)
            arg_min({'ev': ev, 'version_no': version_no,
                     'component': coalesce(status_manager, component, 'kubelet'),
-                    'detail': phase}, version_no)
+                    'detail': phase || CASE WHEN disruption_reason = 'TerminationByKubelet'
+                                            THEN coalesce(' — ' || disruption_requester(
+                                                disruption_reason, disruption_message), '')
+                                            ELSE '' END}, version_no)
                FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
            arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',
                     'component': component, 'grace_s': deletion_grace_s,
@@ -86,7 +100,7 @@ deleted_on AS (
     WHERE f.deleted IS NOT NULL),
 requester AS (
     SELECT f.uid,
-           coalesce(disruption_requester(f.deletion.disruption),
+           coalesce(disruption_requester(f.deletion.disruption, f.deletion.disruption_message),
                     (SELECT arg_min(e.component, e.event_id) FROM owner_events e
                      WHERE e.uid = f.uid AND e.reason = 'SuccessfulDelete'),
                     (SELECT arg_min(CASE e.reason WHEN 'TaintManagerEviction'

@@ -29,11 +29,13 @@ cond AS (
            any_value(last_transition) FILTER (WHERE type = 'PodScheduled' AND status = 'True')
                AS scheduled_transition,
            any_value(reason) FILTER (WHERE type = 'DisruptionTarget' AND status = 'True')
-               AS disruption_reason
+               AS disruption_reason,
+           any_value(message) FILTER (WHERE type = 'DisruptionTarget' AND status = 'True')
+               AS disruption_message
     FROM conditions WHERE kind = 'Pod' GROUP BY event_id)
 SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prestop,
        p.claim_names, p.creator, p.status_manager, cond.ready_status, cond.ready_transition,
-       cond.scheduled_transition, cond.disruption_reason,
+       cond.scheduled_transition, cond.disruption_reason, cond.disruption_message,
        coalesce(cs.containers, 0) AS containers,
        coalesce(cs.containers_running, 0) AS containers_running,
        coalesce(cs.containers_terminated, 0) AS containers_terminated,
