@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from replayer import db
 from tests.replayer_data import load_captures, rows
 
 FIXTURES = Path(__file__).parent / "data" / "kube-api" / "fixtures.json"
@@ -57,3 +58,31 @@ def test_a_missing_class_is_read_from_the_storage_class_list(tmp_path: Path):
              'nameValue) — ProvisioningFailed: storageclass.storage.k8s.io "fast" not found (×39)')]
     finally:
         con.close()
+
+
+def test_a_label_selector_is_evaluated_as_kubernetes_does(tmp_path: Path):
+    """label_selector_matches against apimachinery's semantics (labels.Selector): matchLabels
+    and every expression must hold; NotIn and DoesNotExist hold where the label is unset;
+    an empty selector selects everything."""
+    con = db.open_db(str(tmp_path / "empty.duckdb"))
+    labels = {"app": "web", "tier": "backend"}
+
+    def expr(key: str, operator: str, *values: str) -> dict:
+        return {"key": key, "operator": operator, "values": list(values)}
+
+    cases = [
+        ({"app": "web"}, [], True), ({"app": "api"}, [], False),
+        ({}, [expr("tier", "In", "backend", "cache")], True), ({}, [expr("tier", "In", "cache")], False),
+        ({}, [expr("tier", "NotIn", "backend")], False), ({}, [expr("zone", "NotIn", "a")], True),
+        ({}, [expr("tier", "Exists")], True), ({}, [expr("zone", "Exists")], False),
+        ({}, [expr("tier", "DoesNotExist")], False), ({}, [expr("zone", "DoesNotExist")], True),
+        ({"app": "web"}, [expr("tier", "In", "cache")], False), (None, None, True),
+    ]
+    try:
+        said = [con.execute("SELECT label_selector_matches(?::MAP(VARCHAR, VARCHAR), "
+                            "?::STRUCT(\"key\" VARCHAR, operator VARCHAR, \"values\" VARCHAR[])[], "
+                            "?::MAP(VARCHAR, VARCHAR))", [match, exprs, labels]).fetchone()[0]
+                for match, exprs, _ in cases]
+    finally:
+        con.close()
+    assert said == [expected for _, _, expected in cases]
