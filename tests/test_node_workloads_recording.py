@@ -114,7 +114,7 @@ def test_explain_a_service_tells_why_it_has_no_ready_endpoint(recorded: duckdb.D
     (finding,) = story.findings
     assert finding.sentence == ("No ready endpoint for 1m30s (since 2026-12-07T14:43:20Z): no_ready_endpoints — "
                                 + TYPO)
-    assert finding.advice.startswith("a selector that matches no pod: compare it with the pods' labels")
+    assert finding.advice.startswith("a selector that matches no pod: compare it with the label values of the namespace's pods")
     (said,) = json.loads(run("explain", "svc/unready", "-n", "svc", "--db", db_file, "-o", "json"))
     assert (said["kind"], said["name"], [f["sentence"] for f in said["findings"]]) == (
         "Service", "unready", ["No ready endpoint for 1m31s (since 2026-12-07T14:43:19Z): no_ready_endpoints — "

@@ -28,7 +28,7 @@ VALUES
     ('scheduling_gated', 'the pod waits until the gates named above are removed from spec.schedulingGates (by the controller that added them): nothing failed'),
     ('node_pressure', 'the node is short of the resource named above: the kubelet evicts pods and refuses new ones while the condition holds — free or add the resource'),
     ('volume_mount', 'check the volume named above (its ConfigMap/Secret/PVC, the CSI driver)'),
-    ('no_ready_endpoints', 'a selector that matches no pod: compare it with the pods'' labels named above (kubectl get pods --show-labels) and fix whichever is wrong; pods that match but are not Ready: see their own causes (kubectl explain pod/NAME)'),
+    ('no_ready_endpoints', 'a selector that matches no pod: compare it with the label values of the namespace''s pods named above (kubectl get po --show-labels) and fix whichever is wrong; pods that match but are not Ready: see their own causes (kubectl explain pod/NAME)'),
     ('readiness', 'the readiness probe fails: check what it calls and the app''s startup time'),
     ('starting', 'still starting: wait, or look at image pulls and volume mounts if it takes long'),
     ('job_failed', 'read the last failed pod''s exit code and message above (kubectl logs on it if it is kept); fix the cause, then create the Job again — a failed Job is not retried'),
