@@ -10,6 +10,7 @@ beside a follower that releases the file between catch-ups.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -31,6 +32,8 @@ SCHEMA_VERSION = 5
 #: How long an analysis waits for a loader (``replay --follow``) to release the file, and a
 #: loader for analyses to close it.
 LOCK_WAIT_S = 30.0
+#: How often an analysis waiting for the follower's turn to end looks again.
+TURN_POLL_S = 0.01
 
 
 class DatabaseError(KtraceError):
@@ -65,7 +68,8 @@ def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.Duck
     if not os.path.exists(path):
         raise DatabaseError(f"no database at {path}: load one with `ktrace replay` or "
                             "`ktrace import`")
-    con = _connect(path, read_only=True, lock_wait_s=lock_wait_s)
+    with _reader_turn(path, lock_wait_s):
+        con = _connect(path, read_only=True, lock_wait_s=lock_wait_s)
     try:
         version = _check_ownership(con, path)
         if version is None:
@@ -83,6 +87,48 @@ def open_readonly(path: str, *, lock_wait_s: float = LOCK_WAIT_S) -> duckdb.Duck
         con.close()
         raise
     return con
+
+
+@contextlib.contextmanager
+def follower_turn(path: str) -> Iterator[None]:
+    """The follower's turn at the file: analyses that have it open finish (the follower's
+    connect waits for them), new ones wait until the turn ends — so a stream of analyses
+    cannot keep a follower out, nor a follower an analysis longer than one catch-up.
+
+    The turn is a ``flock`` on the database file itself (DuckDB's own lock is an ``fcntl``
+    record lock, a separate lock on Linux): exclusive here, shared by an analysis only
+    while it connects. Nothing to take before the file exists (no analysis can open it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the turn
+
+
+@contextlib.contextmanager
+def _reader_turn(path: str, wait_s: float) -> Iterator[None]:
+    """An analysis connects outside a follower's turn (``follower_turn``), waiting up to
+    ``wait_s`` for one to end; it holds no turn once connected."""
+    deadline = time.monotonic() + wait_s
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise DatabaseError(f"{path} is held by a loader (replay --follow?) for "
+                                        f"more than {wait_s:g} s") from None
+                time.sleep(TURN_POLL_S)
+        yield
+    finally:
+        os.close(fd)
 
 
 @functools.cache

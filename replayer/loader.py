@@ -147,6 +147,16 @@ class Loader:
                     [self.load_id, source])
         self._reset_batch()
 
+    def reattach(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """Go on loading into ``con``, the same database opened again (a follower releases
+        the file between catch-ups), keeping the positions, ids and versions seen instead of
+        reading them again from the whole history; False when another load wrote meanwhile
+        (then a new Loader must read them)."""
+        if _scalar(con, "SELECT coalesce(max(event_id), 0) FROM raw_events") != self.next_id - 1:
+            return False
+        self.con = con
+        return True
+
     def load(self, deliveries: Iterable[Delivery | DeliveryRun], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""

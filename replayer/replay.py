@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -16,7 +17,15 @@ from replayer.record_filter import RecordFilter
 from transports.source import Delivery, DeliveryRun, PartitionKey, Source
 from schemas.redaction import Redactor
 
-FOLLOW_POLL_S = 1.0
+#: How long a follower that found nothing to load waits before it looks again.
+FOLLOW_POLL_S = 0.25
+#: How long a follower leaves the file after a catch-up that loaded records: analyses
+#: waiting for it (they look every ``db.TURN_POLL_S``) connect in that time.
+TURN_GAP_S = 0.05
+#: The longest a catch-up loads before it lets analyses in (the rest waits for the next):
+#: a follower far behind, or starved of CPU, would otherwise hold the file until analyses
+#: give up (``db.LOCK_WAIT_S``).
+CATCH_UP_MAX_S = 5.0
 #: kubectl captures are one-off files, likely gone after the import: their objects are kept.
 IMPORT_LOCATOR = "import"
 
@@ -52,34 +61,64 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
            until_us: int | None = None, store_objects: bool = False, stop: threading.Event,
            on_batch: Callable[[LoadStats], None] | None = None,
            on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
-    """Keep the database at ``path`` current: catch up every second (new topics included)
-    until ``stop`` is set. The file is open only while a catch-up has records to load, so
-    read-only analyses run beside the follower; ``stop`` is checked between catch-ups, so
+    """Keep the database at ``path`` current until ``stop`` is set: each catch-up loads
+    everything the source holds (new topics included) and releases the file; the next
+    starts as soon as analyses waiting for the file had their turn (``db.follower_turn``),
+    or, when there was nothing to load, after ``FOLLOW_POLL_S``. So a catch-up takes all
+    that arrived during the last one, up to ``CATCH_UP_MAX_S`` of loading: under load
+    they grow, never queue.
+
+    One Loader serves every catch-up: what it knows (positions, the versions seen) is not
+    read again from the whole history each time. ``stop`` is checked between catch-ups, so
     every committed batch is whole."""
-    total = LoadStats()
-    positions = None
+    loader: Loader | None = None
+    earlier = LoadStats()  # of loaders replaced because another load wrote meanwhile
+
+    def read_after(after: dict[PartitionKey, int]) -> Iterator[Delivery | DeliveryRun]:
+        return read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us)
+
     while True:
-        pending = None if positions is None else _first_and_rest(
-            read(source, prefix, keep, after=positions, since_us=since_us, until_us=until_us))
-        if positions is None or pending is not None:
-            con = db.open_db(path)
-            try:
-                loader = Loader(con, source_name, locator=source.locator, keep=keep,
-                                store_objects=store_objects)
-                if pending is None:  # the first catch-up resumes from the database
-                    pending = read(source, prefix, keep, after=loader.positions,
-                                   since_us=since_us, until_us=until_us)
-                loader.load(pending, on_batch=on_batch)
-                loader.finish()
-                positions = dict(loader.positions)
-                total.add(loader.stats)
-                summary = summarize(con, total)
-            finally:
-                con.close()
+        reading = None if loader is None else read_after(loader.positions)
+        pending = None if reading is None else _first_and_rest(reading)
+        if loader is None or pending is not None:
+            with db.follower_turn(path):
+                con = db.open_db(path)
+                try:
+                    if loader is None or not loader.reattach(con):
+                        if loader is not None:
+                            earlier.add(loader.stats)
+                        loader = Loader(con, source_name, locator=source.locator, keep=keep,
+                                        store_objects=store_objects)
+                        if reading is not None:
+                            reading.close()
+                        reading = pending = read_after(loader.positions)  # from the database's
+                    loader.load(_for_at_most(pending, CATCH_UP_MAX_S), on_batch=on_batch)
+                    loader.finish()
+                finally:
+                    if reading is not None:  # its rest left to the next catch-up
+                        reading.close()
+                    con.close()
+        total = earlier.copy()
+        total.add(loader.stats)
         if on_caught_up is not None:
             on_caught_up(total)
-        if stop.wait(FOLLOW_POLL_S):
-            return summary
+        if stop.wait(FOLLOW_POLL_S if pending is None else TURN_GAP_S):
+            con = db.open_readonly(path)
+            try:
+                return summarize(con, total)
+            finally:
+                con.close()
+
+
+def _for_at_most(deliveries: Iterator[Delivery | DeliveryRun],
+                 seconds: float) -> Iterator[Delivery | DeliveryRun]:
+    """``deliveries`` until ``seconds`` passed: a catch-up that long ends (its projections
+    refreshed, the file released) and lets analyses in before the next goes on."""
+    ends = time.monotonic() + seconds
+    for delivery in deliveries:
+        yield delivery
+        if time.monotonic() > ends:
+            return
 
 
 def read(source: Source, prefix: str, keep: RecordFilter, *,
@@ -88,10 +127,10 @@ def read(source: Source, prefix: str, keep: RecordFilter, *,
     """The records of ``prefix``'s topics that ``keep`` may keep, as runs, each group of
     ``keep.read_order`` read after the one before (the objects that name a namespace's
     dependencies before the dependencies)."""
-    groups = keep.read_order(source.topics(prefix), prefix)
-    return itertools.chain.from_iterable(
-        source.read(group, after=after, since_us=since_us, until_us=until_us, runs=True)
-        for group in groups)
+    # a generator, not a chain: closing it closes the source's read under way
+    for group in keep.read_order(source.topics(prefix), prefix):
+        yield from source.read(group, after=after, since_us=since_us, until_us=until_us,
+                               runs=True)
 
 
 def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None:
