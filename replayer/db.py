@@ -97,7 +97,9 @@ def follower_turn(path: str) -> Iterator[None]:
 
     The turn is a ``flock`` on the database file itself (DuckDB's own lock is an ``fcntl``
     record lock, a separate lock on Linux): exclusive here, shared by an analysis only
-    while it connects. Nothing to take before the file exists (no analysis can open it)."""
+    while it connects. Nothing to take before the file exists (no analysis can open it).
+    The descriptor is closed only after the follower's connection: closing it drops the
+    process's fcntl locks on the file."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -115,20 +117,36 @@ def _reader_turn(path: str, wait_s: float) -> Iterator[None]:
     """An analysis connects outside a follower's turn (``follower_turn``), waiting up to
     ``wait_s`` for one to end; it holds no turn once connected."""
     deadline = time.monotonic() + wait_s
-    fd = os.open(path, os.O_RDONLY)
+    fd = _turn_fd(path)
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise DatabaseError(f"{path} is held by a loader (replay --follow?) for more "
+                                    f"than {wait_s:g} s") from None
+            time.sleep(TURN_POLL_S)
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise DatabaseError(f"{path} is held by a loader (replay --follow?) for "
-                                        f"more than {wait_s:g} s") from None
-                time.sleep(TURN_POLL_S)
         yield
     finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+#: One descriptor per database file for the analyses' turns, kept open: closing any
+#: descriptor of a file drops every fcntl lock the process holds on it — DuckDB's too,
+#: while its connection reads on.
+_turn_fds: dict[str, int] = {}
+
+
+def _turn_fd(path: str) -> int:
+    fd = _turn_fds.get(path)
+    if fd is not None and os.fstat(fd).st_ino == os.stat(path).st_ino:
+        return fd
+    if fd is not None:  # the file was made again (--rebuild): the old one's is let go
         os.close(fd)
+    _turn_fds[path] = fd = os.open(path, os.O_RDONLY)
+    return fd
 
 
 @functools.cache
