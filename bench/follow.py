@@ -177,6 +177,9 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
     con.close()
     steady = [(e, r) for e, r in received if r >= began + SETTLE_S]
     lag = lags(steady, catch_ups.ends)
+    if not lag:
+        raise RuntimeError(f"no record written after the first {SETTLE_S:g} s became visible "
+                           f"({summary.records} loaded)")
     sizes = [b[1] - a[1] for a, b in zip([(0, 0)] + catch_ups.ends, catch_ups.ends)]
     return {
         "rate": rate, "seconds": seconds, "source": "kafka" if bootstrap else "local log",
@@ -218,6 +221,31 @@ def describe(result: dict[str, Any]) -> str:
                  f"{rd['wait_p50_s'] or 0:.2f} s max {rd['wait_max_s'] or 0:.2f} s, query p50 "
                  f"{rd['query_p50_s'] or 0:.2f} s")
     return line
+
+
+#: The bench's follow phase (``python -m bench``): this long at ``RATE``, from each source,
+#: on the largest size's workload (45 s at 2k events/s: 90,000 of the 100k workload's).
+BENCH_SECONDS = 45.0
+RATE = 2000.0
+SOURCES = {"local log": None, "Kafka": "kafka"}
+
+
+def phase_args(work: Path, workload: str, bootstrap: str, token: str) -> dict[str, dict[str, Any]]:
+    """The follow phase's arguments per source, for ``bench.run``."""
+    return {name: {"workload": workload, "database": str(work / f"follow-{i}.duckdb"),
+                   "rate": RATE, "seconds": BENCH_SECONDS, "prefix": f"bench-follow-{i}-{token}",
+                   "bootstrap": bootstrap if kind else None, "work": str(work),
+                   "reader_every_s": 1.0}
+            for i, (name, kind) in enumerate(SOURCES.items())}
+
+
+def targets(found: dict[str, dict[str, Any]]) -> dict[str, tuple[bool, float, str]]:
+    """(met, value, goal) of the follow lag per source."""
+    return {f"follow_lag_p99 ({source})": (r["lag_p99_s"] < LAG_TARGET_S and not r["lost"],
+                                           round(r["lag_p99_s"], 2),
+                                           f"< {LAG_TARGET_S:g} s at {r['rate']:,.0f} events/s, "
+                                           "an analysis beside it, nothing lost")
+            for source, r in found.items()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from bench import namespace
+from bench.follow import follow_lag
 from bench.recorder_path import record_file
 from replayer import db
 from replayer.analyses.gaps import gaps
@@ -147,5 +148,5 @@ PHASES: dict[str, Callable[..., Result]] = {
     "replay": replay, "replay_stored": replay, "replay_local": replay,
     "replay_baseline": replay_baseline, "queries": queries,
     "window": window, "window_local": window,
-    "namespace": namespace.load, "namespace_local": namespace.load,
+    "namespace": namespace.load, "namespace_local": namespace.load, "follow": follow_lag,
 }

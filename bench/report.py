@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import namespace
+from bench import follow, namespace
 
 ANALYSES = ("stuck", "races", "timeline", "gaps")
 LABELS = {"recorder": "recorder → Kafka", "recorder_local": "recorder → log",
@@ -71,6 +71,8 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
                                           ("us_per_event", "cpu_us_per_event", "rss_mb")}
                                    for path in LABELS if path in r} for size, r in growth.items()},
             "machine": run["machine"], "pinned_cpu": run["pinned_cpu"]}
+    if run.get("follow"):
+        out["follow"] = run["follow"]
     out["targets"] = targets(out)
     if run["profiles"]:
         out["profile_top"] = {path: p["top"][:5] for path, p in run["profiles"].items()}
@@ -176,6 +178,8 @@ def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 w["time_share"] <= 0.15, w["time_share"],
                 "a tenth of the time in <= 0.15 of the whole load's time, same run")
         found |= namespace.targets(s["namespace"])
+    for name, (met, value, goal) in follow.targets(s.get("follow") or {}).items():
+        found[name] = target(met, value, goal)
     if "query_ms" in s:
         at_1m = s["query_events"] >= 1_000_000
         slowest = max(max(s["query_ms"].values()), max(s["query_first_ms"].values()))
@@ -219,6 +223,7 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
                      f"its time, {w['record_share']:.0%} of its records; finding the window "
                      f"{w['window_found_s']:.2f} s)")
     lines += namespace.lines(s.get("namespace", {}))
+    lines += [follow.describe(r) for r in (s.get("follow") or {}).values()]
     if "recorder_eps" in s:
         lines += ["", f"recorder at 100k live objects: {s['recorder_rss_mb_at_100k_live']} MB peak RSS "
                       f"({s['recorder_rss_at_100k_live_how']})",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import child, machine, workload
+from bench import child, follow, machine, workload
 from bench.broker import kafka_bootstrap
 from bench.recorder_path import LIVE_TARGET
 
@@ -88,12 +88,23 @@ class Run:
             if "replay" in self.options.paths:
                 queries = growth[largest].get("queries") or child.run(
                     "queries", {"database": str(self.database(largest)), **TIMELINE})
+            following = self.follow_lag(bootstrap) if "replay" in self.options.paths else None
             live = self.live(growth, bootstrap) if "recorder" in self.options.paths else None
             profiles = self.profile(bootstrap) if self.options.profile_size else {}
         info["load_at_end"] = os.getloadavg()[0]
         info["kafka"] = source
         return {"machine": info, "growth": growth, "queries": queries, "profiles": profiles,
-                "live": live, "pinned_cpu": self.cpu}
+                "live": live, "pinned_cpu": self.cpu, "follow": following}
+
+    def follow_lag(self, bootstrap: str) -> dict[str, Any]:
+        """The follow lag at ``follow.RATE`` from each source, on the largest workload."""
+        events = self.work / f"workload-{max(self.options.sizes)}.jsonl"
+        found = {}
+        for source, args in follow.phase_args(self.work, str(events), bootstrap,
+                                              self.token).items():
+            progress(f"follow at {follow.RATE:,.0f} events/s from the {source}")
+            found[source] = child.run("follow", args)
+        return found
 
     def warm_up(self, bootstrap: str) -> None:
         events = workload.build(self.work / f"workload-{WARM_UP_EVENTS}.jsonl", WARM_UP_EVENTS,
