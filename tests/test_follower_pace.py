@@ -7,6 +7,7 @@ bench.follow``, docs/performance.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
@@ -14,9 +15,11 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 from replayer import db
 from replayer.loader import LoadStats
+from replayer import replay
 from replayer.replay import follow
 from tests.replayer_data import recorded_records
 from transports.locallog.sink import LocalLogSink
@@ -93,11 +96,11 @@ def append(sink: LocalLogSink, records: list) -> None:
     sink.flush()
 
 
-def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path):
-    """While an analysis holds the file the writer keeps writing, step by step; the
-    follower then takes all of it in one or two catch-ups (the local log is read topic by
-    topic: a topic read before the hold ended may leave its later records to the next),
-    and every record is loaded exactly once, by one Loader."""
+@contextlib.contextmanager
+def held_follower(tmp_path: Path) -> Iterator[tuple[list, LocalLogSink, Follower, str,
+                                                    subprocess.Popen]]:
+    """A follower that caught up on the first STEP records of the recording and an analysis
+    that then opened its database and holds it: (records, sink, follower, path, analysis)."""
     records = recorded_records()
     log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
     sink = LocalLogSink(str(log))
@@ -106,8 +109,20 @@ def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path)
     follower.thread.start()
     try:
         follower.wait_for(STEP)
-        reader = analysis(path)  # the follower must wait for it
+        reader = analysis(path)
         assert int(reader.stdout.readline()) == STEP
+        yield records, sink, follower, path, reader
+    finally:
+        follower.end()
+        sink.close()
+
+
+def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path):
+    """While an analysis holds the file the writer keeps writing, step by step; the
+    follower then takes all of it in one or two catch-ups (the local log is read topic by
+    topic: a topic read before the hold ended may leave its later records to the next),
+    and every record is loaded exactly once, by one Loader."""
+    with held_follower(tmp_path) as (records, sink, follower, path, reader):
         written = STEP
         for start in range(STEP, len(records) - STEP, STEP):  # the writer goes on meanwhile
             append(sink, records[start:start + STEP])
@@ -118,9 +133,6 @@ def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path)
         follower.wait_for(written)
         append(sink, records[written:])
         follower.wait_for(len(records))
-    finally:
-        follower.end()
-        sink.close()
     after_hold = [t for t in follower.totals if held_since < t <= written]
     steps = (written - held_since) // STEP
     assert after_hold[-1] == written and len(after_hold) <= 2 < steps, (follower.totals, steps)
@@ -137,16 +149,7 @@ def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path)
 def test_an_analysis_waits_for_a_follower_that_wants_the_file(tmp_path: Path):
     """A follower waiting for one analysis keeps the next one out until its catch-up is
     done: that one then sees the new records, and the follower never waits behind it."""
-    records = recorded_records()
-    log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
-    sink = LocalLogSink(str(log))
-    append(sink, records[:STEP])
-    follower = Follower(log, path)
-    follower.thread.start()
-    try:
-        follower.wait_for(STEP)
-        first = analysis(path)
-        assert int(first.stdout.readline()) == STEP
+    with held_follower(tmp_path) as (records, sink, follower, path, first):
         append(sink, records[STEP:])
         deadline = time.monotonic() + 30
         while not in_turn(path):  # the follower took its turn and waits for the first
@@ -158,6 +161,34 @@ def test_an_analysis_waits_for_a_follower_that_wants_the_file(tmp_path: Path):
         release(first)
         assert int(second.stdout.readline()) == len(records)
         release(second)
+
+
+def test_a_long_catch_up_is_cut_so_analyses_get_in(tmp_path: Path, monkeypatch):
+    """A catch-up loads for at most CATCH_UP_MAX_S, then releases the file and the next
+    goes on from there (here cut after each delivery at first, then not): nothing is lost
+    or loaded twice."""
+    monkeypatch.setattr(replay, "CATCH_UP_MAX_S", 0.0)
+    records = recorded_records()
+    log, path = tmp_path / "log", str(tmp_path / "f.duckdb")
+    sink = LocalLogSink(str(log))
+    append(sink, records)
+    follower = Follower(log, path)
+    follower.thread.start()
+    try:
+        follower.wait_for(1)
+        while len(follower.totals) < 3:
+            assert follower.error is None, follower.error
+            time.sleep(0.02)
+        monkeypatch.setattr(replay, "CATCH_UP_MAX_S", 60.0)
+        follower.wait_for(len(records))
     finally:
         follower.end()
         sink.close()
+    assert follower.totals[2] < len(records) // 2, follower.totals  # three short catch-ups
+    con = db.open_readonly(path)
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT (session, resource, seq)) "
+                           "FROM raw_events").fetchone() == (len(records), len(records))
+        assert con.execute("SELECT count(*) FROM load_problems").fetchone() == (0,)
+    finally:
+        con.close()
