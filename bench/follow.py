@@ -182,7 +182,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
                            f"({summary.records} loaded)")
     sizes = [b[1] - a[1] for a, b in zip([(0, 0)] + catch_ups.ends, catch_ups.ends)]
     return {
-        "rate": rate, "seconds": seconds, "source": "kafka" if bootstrap else "local log",
+        "rate": rate, "seconds": seconds, "source": "Kafka" if bootstrap else "local log",
         "written": written, "loaded": summary.records, "lost": written.get("records", 0)
         - summary.records, "lag_records": len(lag),
         "lag_p50_s": quantile(lag, 0.5), "lag_p99_s": quantile(lag, 0.99), "lag_max_s": max(lag),
@@ -210,7 +210,7 @@ def _cpu_s() -> float:
 
 def describe(result: dict[str, Any]) -> str:
     r, rd = result, result["reader"]
-    line = (f"follow at {r['rate']:,.0f} events/s from the {r['source']} for {r['seconds']:.0f} s: "
+    line = (f"follow at {r['rate']:,.0f} events/s ({r['source']}, {r['seconds']:.0f} s): "
             f"lag p50 {r['lag_p50_s']:.2f} s, p99 {r['lag_p99_s']:.2f} s, max "
             f"{r['lag_max_s']:.2f} s ({r['behind_share']:.1%} over {LAG_TARGET_S:g} s); "
             f"{r['catch_ups']} catch-ups (median {r['catch_up_records_median']:,.0f} records, "

@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.follow_steps",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("log")
-    parser.add_argument("database", help="copied first: the original is left as it is")
+    parser.add_argument("database", help="copied first (the original is left as it is); "
+                                         "one that does not exist: start from an empty one")
     parser.add_argument("--prefix", default="ktrace")
     parser.add_argument("--part", type=int, default=1000, help="records per catch-up")
     parser.add_argument("--new-loader", action="store_true")
@@ -77,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = list(source.read(source.topics(opts.prefix), runs=True))
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "copy.duckdb")
-        shutil.copy(opts.database, path)
+        if Path(opts.database).exists():
+            shutil.copy(opts.database, path)
         db.open_db(path).close()  # the projections made again here if their SQL differs
         loader, taken = None, 0
         while taken < len(runs):
