@@ -10,24 +10,36 @@
 -- replacement pod). Where the cluster's recording has no PodDisruptionBudget topic, a
 -- cordoned node with pods left past threshold_s is `unknown`: budgets were not recorded.
 -- Documented in docs/projections.md.
-WITH node_versions AS (
-    SELECT r.uid, r.received_at, r.event_id, n.unschedulable
-    FROM raw_events r JOIN nodes n USING (event_id)
-    WHERE r.kind = 'Node' AND r.received_at <= ts),
-cordoned AS (
-    SELECT s.uid, s.cluster, s.name, s.event_id,
-           -- the first version of the cordon in force at ts
-           (SELECT min(v.received_at) FROM node_versions v
-            WHERE v.uid = s.uid AND v.unschedulable
-              AND v.received_at > coalesce((SELECT max(u.received_at) FROM node_versions u
-                                            WHERE u.uid = s.uid AND NOT u.unschedulable),
-                                           '-infinity'::TIMESTAMP)) AS since,
-           (SELECT string_agg(t.key || coalesce('=' || t.value, '') || ':' || t.effect, ', ')
-            FROM taints t WHERE t.event_id = s.event_id
-              AND t.key = 'node.kubernetes.io/unschedulable') AS taint
+-- (the nodes cordoned at ts first, then only their versions and their pods' budgets:
+-- most recordings hold no cordoned node, and the correlated subqueries over every node and
+-- budget version cost seconds at 1M events)
+WITH cordoned_now AS MATERIALIZED (
+    SELECT s.uid, s.cluster, s.name, s.event_id
     FROM state_at(ts) s JOIN nodes n USING (event_id)
     WHERE s.kind = 'Node' AND n.unschedulable),
-left_on AS (
+node_versions AS MATERIALIZED (
+    SELECT r.uid, r.received_at, n.unschedulable
+    FROM raw_events r JOIN nodes n USING (event_id)
+    WHERE r.kind = 'Node' AND r.received_at <= ts AND r.uid IN (SELECT uid FROM cordoned_now)),
+-- the first version of the cordon in force at ts: after the last version not cordoned
+cordon_since AS (
+    SELECT v.uid, min(v.received_at) AS since
+    FROM node_versions v
+    LEFT JOIN (SELECT uid, max(received_at) AS last_free FROM node_versions
+               WHERE NOT unschedulable GROUP BY uid) f USING (uid)
+    WHERE v.unschedulable AND v.received_at > coalesce(f.last_free, '-infinity'::TIMESTAMP)
+    GROUP BY v.uid),
+cordon_taints AS (
+    SELECT t.event_id,
+           string_agg(t.key || coalesce('=' || t.value, '') || ':' || t.effect, ', ') AS taint
+    FROM taints t
+    WHERE t.key = 'node.kubernetes.io/unschedulable'
+      AND t.event_id IN (SELECT event_id FROM cordoned_now)
+    GROUP BY t.event_id),
+cordoned AS MATERIALIZED (
+    SELECT c.*, s.since, t.taint
+    FROM cordoned_now c LEFT JOIN cordon_since s USING (uid) LEFT JOIN cordon_taints t USING (event_id)),
+left_on AS MATERIALIZED (
     SELECT c.uid AS node_uid, s.uid AS pod_uid, s.name AS pod, s.event_id
     FROM cordoned c
     JOIN state_at(ts) s ON s.kind = 'Pod' AND s.cluster = c.cluster
@@ -35,24 +47,40 @@ left_on AS (
     WHERE s.deletion_at IS NULL AND coalesce(p.phase, '') NOT IN ('Succeeded', 'Failed')
       AND NOT EXISTS (SELECT 1 FROM owner_refs o WHERE o.event_id = s.event_id
                       AND o.owner_kind = 'DaemonSet' AND o.controller)),
-budget_versions AS (
-    SELECT r.uid, r.received_at, d.disruptions_allowed
-    FROM raw_events r JOIN disruption_budgets d USING (event_id)
-    WHERE r.kind = 'PodDisruptionBudget' AND r.received_at <= ts),
-held AS (
-    SELECT l.node_uid, b.budget_uid, any_value(b.namespace) AS namespace,
-           any_value(b.budget) AS budget, any_value(b.budget_event_id) AS budget_event_id,
-           list(l.pod ORDER BY l.pod) AS pods, list(l.event_id ORDER BY l.pod) AS pod_events,
-           -- the first version of the budget's current stretch at 0
-           (SELECT min(v.received_at) FROM budget_versions v
-            WHERE v.uid = b.budget_uid AND v.disruptions_allowed = 0
-              AND v.received_at > coalesce((SELECT max(u.received_at) FROM budget_versions u
-                                            WHERE u.uid = b.budget_uid
-                                              AND u.disruptions_allowed <> 0),
-                                           '-infinity'::TIMESTAMP)) AS zero_since
+held_pods AS MATERIALIZED (
+    SELECT l.*, b.* EXCLUDE (pod_uid)
     FROM left_on l JOIN pod_budgets_at(ts) b USING (pod_uid)
     WHERE b.disruptions_allowed = 0
-    GROUP BY l.node_uid, b.budget_uid),
+      AND l.pod_uid IN (SELECT pod_uid FROM left_on)),
+budget_versions AS MATERIALIZED (
+    SELECT r.uid, r.received_at, d.disruptions_allowed
+    FROM raw_events r JOIN disruption_budgets d USING (event_id)
+    WHERE r.kind = 'PodDisruptionBudget' AND r.received_at <= ts
+      AND r.uid IN (SELECT budget_uid FROM held_pods)),
+-- the first version of the budget's current stretch at 0
+zero_since AS (
+    SELECT v.uid AS budget_uid, min(v.received_at) AS zero_since
+    FROM budget_versions v
+    LEFT JOIN (SELECT uid, max(received_at) AS last_allowed FROM budget_versions
+               WHERE disruptions_allowed <> 0 GROUP BY uid) a USING (uid)
+    WHERE v.disruptions_allowed = 0
+      AND v.received_at > coalesce(a.last_allowed, '-infinity'::TIMESTAMP)
+    GROUP BY v.uid),
+held AS (
+    SELECT h.node_uid, h.budget_uid, any_value(h.namespace) AS namespace,
+           any_value(h.budget) AS budget, any_value(h.budget_event_id) AS budget_event_id,
+           list(h.pod ORDER BY h.pod) AS pods, list(h.event_id ORDER BY h.pod) AS pod_events,
+           any_value(z.zero_since) AS zero_since
+    FROM held_pods h LEFT JOIN zero_since z USING (budget_uid)
+    GROUP BY h.node_uid, h.budget_uid),
+-- the held budgets' conditions (joined: a subquery per row was planned as a grouping of
+-- every condition row of the recording)
+budget_conditions AS (
+    SELECT k.event_id,
+           string_agg(k.type || '=' || k.status || coalesce(' ' || k.reason, '')
+                      || coalesce(': ' || nullif(k.message, ''), ''), '; ') AS conditions
+    FROM conditions k WHERE k.event_id IN (SELECT budget_event_id FROM held)
+    GROUP BY k.event_id),
 said AS (
     SELECT h.*, c.name AS node, c.event_id AS node_event_id,
            greatest(c.since, h.zero_since) AS since,
@@ -63,13 +91,12 @@ said AS (
            || concat_ws('; ', 'minAvailable ' || d.min_available, 'maxUnavailable ' || d.max_unavailable,
                         d.current_healthy || ' healthy of ' || d.desired_healthy || ' needed',
                         d.expected_pods || ' expected',
-                        (SELECT string_agg(k.type || '=' || k.status || coalesce(' ' || k.reason, '')
-                                           || coalesce(': ' || nullif(k.message, ''), ''), '; ')
-                         FROM conditions k WHERE k.event_id = h.budget_event_id))
+                        bc.conditions)
            || ') and covers ' || len(h.pods) || ' pod(s) still on it: ' || array_to_string(h.pods, ', ')
            || ' — the Eviction API refuses to evict them' AS detail
     FROM held h JOIN cordoned c ON c.uid = h.node_uid
-    JOIN disruption_budgets d ON d.event_id = h.budget_event_id),
+    JOIN disruption_budgets d ON d.event_id = h.budget_event_id
+    LEFT JOIN budget_conditions bc ON bc.event_id = h.budget_event_id),
 blocked AS (
     SELECT 'Node' AS kind, NULL::VARCHAR AS namespace, node AS name, node_uid AS uid,
            min(since) AS since, node, 'drain_blocked' AS cause,

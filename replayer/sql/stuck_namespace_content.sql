@@ -2,13 +2,19 @@
 -- namespace_content: a namespace's deletion conditions, and what still lives in it — what
 -- the namespace controller says remains ("configmaps. has 1 resource instances"), and
 -- which of those kinds ktrace did not record (so it cannot show them).
+-- (the stuck namespaces' conditions first, and the recorded resources only when one is
+-- stuck: a join of conditions to an empty list still read every condition of the recording)
 WITH stuck AS MATERIALIZED (FROM query_table(stuck) WHERE kind = 'Namespace'),
-recorded_resources AS (SELECT DISTINCT resource FROM raw_events),
+ns_conditions AS MATERIALIZED (
+    SELECT c.event_id, c.type, c.message FROM conditions c
+    WHERE c.event_id IN (SELECT event_id FROM stuck) AND c.status = 'True'),
+recorded_resources AS (
+    SELECT DISTINCT resource FROM raw_events WHERE (SELECT count(*) FROM stuck) > 0),
 ns_remaining AS (
     SELECT s.uid, list_distinct(flatten(list(regexp_extract_all(c.message,
                '([a-z0-9.-]+?)\. has \d+ resource instances', 1)))) AS resources
-    FROM stuck s JOIN conditions c ON c.event_id = s.event_id
-         AND c.type = 'NamespaceContentRemaining' AND c.status = 'True'
+    FROM stuck s JOIN ns_conditions c ON c.event_id = s.event_id
+         AND c.type = 'NamespaceContentRemaining'
     GROUP BY s.uid)
 SELECT s.uid, 'namespace_content' AS cause, cause_score('namespace_content', false) AS score,
        concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
@@ -22,7 +28,7 @@ SELECT s.uid, 'namespace_content' AS cause, cause_score('namespace_content', fal
                   WHERE split_part(x, '.', 1) NOT IN (SELECT resource FROM recorded_resources)
                   HAVING count(*) > 0)) AS detail,
        [s.event_id] AS evidence
-FROM stuck s LEFT JOIN conditions c ON c.event_id = s.event_id AND c.status = 'True'
+FROM stuck s LEFT JOIN ns_conditions c ON c.event_id = s.event_id
      AND c.type IN ('NamespaceDeletionContentFailure', 'NamespaceFinalizersRemaining',
                     'NamespaceContentRemaining', 'NamespaceDeletionDiscoveryFailure',
                     'NamespaceDeletionGroupVersionParsingFailure')
