@@ -187,8 +187,8 @@ def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
         found |= {
             "query_growth": target(max(ratios.values()) <= 2 if at_1m and ratios else None,
                                    ratios and max(ratios.values()), "within 2x from 100k to 1M events"),
-            "queries": target(slowest < 1000 if at_1m else None, round(slowest, 1),
-                              f"< 1 s on 1M events (measured on {s['query_events']:,})"),
+            "queries": target(slowest < 500 if at_1m else None, round(slowest, 1),
+                              f"< 500 ms on 1M events (measured on {s['query_events']:,})"),
         }
     return found
 

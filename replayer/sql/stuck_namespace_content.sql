@@ -3,13 +3,15 @@
 -- the namespace controller says remains ("configmaps. has 1 resource instances"), and
 -- which of those kinds ktrace did not record (so it cannot show them).
 -- (the stuck namespaces' conditions first, and the recorded resources only when one is
--- stuck: a join of conditions to an empty list still read every condition of the recording)
+-- stuck — joined to a relation empty without one: a join of conditions to an empty list,
+-- or a count compared in WHERE, still read every condition and record of the recording)
 WITH stuck AS MATERIALIZED (FROM query_table(stuck) WHERE kind = 'Namespace'),
+any_stuck AS (SELECT DISTINCT true AS found FROM stuck),
 ns_conditions AS MATERIALIZED (
     SELECT c.event_id, c.type, c.message FROM conditions c
     WHERE c.event_id IN (SELECT event_id FROM stuck) AND c.status = 'True'),
 recorded_resources AS (
-    SELECT DISTINCT resource FROM raw_events WHERE (SELECT count(*) FROM stuck) > 0),
+    SELECT DISTINCT r.resource FROM any_stuck, raw_events r),
 ns_remaining AS (
     SELECT s.uid, list_distinct(flatten(list(regexp_extract_all(c.message,
                '([a-z0-9.-]+?)\. has \d+ resource instances', 1)))) AS resources
