@@ -11,7 +11,7 @@ ns_conditions AS MATERIALIZED (
     SELECT c.event_id, c.type, c.message FROM conditions c
     WHERE c.event_id IN (SELECT event_id FROM stuck) AND c.status = 'True'),
 recorded_resources AS (
-    SELECT DISTINCT r.resource FROM any_stuck, raw_events r),
+    SELECT DISTINCT r.resource FROM any_stuck CROSS JOIN raw_events r),
 ns_remaining AS (
     SELECT s.uid, list_distinct(flatten(list(regexp_extract_all(c.message,
                '([a-z0-9.-]+?)\. has \d+ resource instances', 1)))) AS resources
