@@ -80,25 +80,32 @@ def versions(node: RealNode) -> str:
 
 
 @contextmanager
-def recorded_node(out: Path) -> Iterator[LocalControlPlane]:
-    """A control plane with one kwok node and the real node, ``ktrace record`` (default
-    kinds) into OUT/recording and the node's versions in OUT/versions.txt; all stopped after."""
-    plane = LocalControlPlane(work_dir=out / "plane", nodes=1)
+def node_plane(out: Path, kwok_nodes: int = 1) -> Iterator[LocalControlPlane]:
+    """A control plane with KWOK_NODES kwok nodes and the real node, the node's versions in
+    OUT/versions.txt; all stopped after."""
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=kwok_nodes)
     plane.start()
     node = RealNode(plane, work_dir=out / "node")
-    recording = None
     try:
         node.start()
         (out / "versions.txt").write_text(versions(node))
-        recording = recorder(plane, out / "recording")
-        time.sleep(3)
         yield plane
     finally:
-        if recording is not None:
-            recording.terminate()
-            recording.wait(timeout=30)
         node.stop()
         plane.stop()
+
+
+@contextmanager
+def recorded_node(out: Path) -> Iterator[LocalControlPlane]:
+    """node_plane with one kwok node, ``ktrace record`` (default kinds) into OUT/recording."""
+    with node_plane(out) as plane:
+        recording = recorder(plane, out / "recording")
+        try:
+            time.sleep(3)
+            yield plane
+        finally:
+            recording.terminate()
+            recording.wait(timeout=30)
 
 
 def main(out: Path) -> None:

@@ -85,6 +85,9 @@ def pod(name: str, ns: str, *, node: str = "kwok-node-0", finalizer: bool = Fals
 
 
 class Scenario:
+    # The pods of the recorder-crash story (name, namespace, finalizer=…): kwok's by default
+    pod = staticmethod(pod)
+
     def __init__(self, plane: LocalControlPlane) -> None:
         self.plane = plane
 
@@ -151,7 +154,7 @@ class Scenario:
         """The recorder is killed; a held pod is released and deleted; etcd is compacted;
         the recorder restarts from its checkpoint and must relist."""
         self.namespace("gap")
-        self.apply(pod("missed", "gap", finalizer=True))
+        self.apply(self.pod("missed", "gap", finalizer=True))
         self.k("wait", "--for=condition=Ready", "pod/missed", "-n", "gap", "--timeout=60s")
         self.k("delete", "pod", "missed", "-n", "gap", "--wait=false")
         time.sleep(12)
@@ -160,7 +163,7 @@ class Scenario:
     def _release_and_compact(self) -> None:
         self.k("patch", "pod", "missed", "-n", "gap", "--type=merge",
                "-p", json.dumps({"metadata": {"finalizers": None}}))
-        self.apply(pod("ghost", "gap"))
+        self.apply(self.pod("ghost", "gap"))
         time.sleep(3)
         self.k("delete", "pod", "ghost", "-n", "gap", "--wait=false")
         time.sleep(3)
