@@ -93,8 +93,8 @@ def timeline(target: str, namespace: str | None, all_namespaces: bool, cluster: 
     Examples:
 
     \b
-      ktrace timeline web-857bb4bd9d-84bp4 --db demo.duckdb
-      ktrace timeline po/web-857bb4bd9d-84bp4 --cluster prod
+      ktrace timeline web-67f56bfc69-nb8v8 --db demo.duckdb
+      ktrace timeline po/web-67f56bfc69-nb8v8 --cluster prod
       ktrace timeline deploy/web -n shop -o wide"""
     from replayer.analyses.timeline import timeline as pod_timeline
     namespace = target_namespace(con, target, namespace, cluster, all_namespaces)
@@ -148,7 +148,7 @@ def evidence(evidence_id: str, full: bool, kafka, con, output: str) -> None:
     Examples:
 
     \b
-      ktrace evidence po:3f2a9c1d:42 --db demo.duckdb
+      ktrace evidence po:83a33959:96 --db demo.duckdb
       ktrace evidence po:3f2a9c1d:42 -o json | jq .object.metadata"""
     from replayer.analyses.evidence import evidence as show_evidence
     record = show_evidence(con, evidence_id, full=full or output in ("json", "yaml"),
@@ -267,7 +267,7 @@ def state(at: str, kind: str | None, full: bool, namespace: str | None, cluster:
     Examples:
 
     \b
-      ktrace state --at 2026-11-30T07:12:00Z --db demo.duckdb
+      ktrace state --at 2026-12-07T14:36:00Z --db demo.duckdb
       ktrace state --at end-1m --kind pods -n shop --full -o json"""
     from replayer.analyses.state import state as state_at
     when = moment(at, con)
