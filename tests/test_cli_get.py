@@ -15,7 +15,7 @@ from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
 from replayer.analyses.get import pod_status
 
-END = "2026-11-30T07:13:30Z"
+END = "2026-12-07T14:38:30Z"
 #: public specimens and what `kubectl get pods` showed for them (EXPECTED.md, the pastes)
 SPECIMENS = {
     "crash-loop-1": ("default", "crashloop", "0/1", "CrashLoopBackOff", 1),
@@ -52,15 +52,15 @@ def public(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def test_get_pods_lists_the_pods_that_exist_at_the_moment(demo_db):
-    for at in ("2026-11-30T07:11:45Z", END):
+    for at in ("2026-12-07T14:35:45Z", END):  # during the graceful rollout; the end
         pods = rows("get", "pods", "-A", "--at", at, "--db", demo_db)
         existing = rows("state", "--kind", "Pod", "--at", at, "--db", demo_db)
         assert sorted((p["namespace"], p["name"]) for p in pods) == sorted(
             (s["namespace"], s["name"]) for s in existing)
     by_name = {p["name"]: p for p in rows("get", "po", "--db", demo_db)}
-    # held's container failed and its phase is Failed: kubectl shows a terminal pod's reason,
-    # not Terminating, though its deletion waits for the finalizer
-    assert by_name["held"]["status"] == "Error" and by_name["held"]["ready"] == "0/1"
+    # held's container exited 0 (Completed) and its phase is Succeeded: kubectl shows a
+    # terminal pod's reason, not Terminating, though its deletion waits for the finalizer
+    assert by_name["held"]["status"] == "Completed" and by_name["held"]["ready"] == "0/1"
     assert by_name["busy"]["status"] == "Terminating"
     assert by_name["victim"]["node"] == "kwok-node-2"
     running = [p for p in by_name.values() if p["name"].startswith("web-")]
@@ -76,7 +76,7 @@ def test_get_pods_shows_what_kubectl_showed_for_a_public_specimen(public, specim
 
 
 def test_label_and_field_selectors_narrow_as_kubectl_does(demo_db):
-    labelled = rows("query", "SELECT name FROM state_at(TIMESTAMP '2026-11-30 07:13:30') "
+    labelled = rows("query", "SELECT name FROM state_at(TIMESTAMP '2026-12-07 14:38:30') "
                     "WHERE kind = 'Pod' AND labels['app'] = 'web'", "--db", demo_db)
     web = rows("get", "pods", "-l", "app=web", "--db", demo_db)
     assert sorted(p["name"] for p in web) == sorted(r["name"] for r in labelled)
@@ -103,7 +103,7 @@ def test_a_bad_selector_is_one_error_line(demo_db, args, message):
 
 def test_get_other_kinds(demo_db):
     assert {d["name"]: d["ready"] for d in rows("get", "deploy", "-n", "race", "--db", demo_db)} == {
-        "web": "3/3"}
+        "web": "2/2"}
     nodes = {n["name"]: n["status"] for n in rows("get", "no", "--db", demo_db)}
     assert nodes["kwok-node-0"] == "Ready" and nodes["kwok-node-2"] != "Ready"
     assert {n["name"]: n["status"] for n in rows("get", "ns", "--db", demo_db)}["doomed"] == \
@@ -122,7 +122,7 @@ def test_info_shows_the_clusters_sessions_kinds_and_unseen_stretches(demo_db, pu
     assert [c["cluster"] for c in info["info_clusters"]] == ["capture", "public"]
     capture = info["info_clusters"][0]
     assert (capture["first_received_at"], capture["last_received_at"]) == (
-        "2026-11-30T07:11:23.310237Z", "2026-11-30T07:13:30.695349Z")
+        "2026-12-07T14:35:16.755640Z", "2026-12-07T14:38:30.445944Z")
     assert {s["cluster"] for s in info["info_sessions"]} == {"capture", "public"}
     pods = [k for k in info["info_kinds"] if k["kind"] == "Pod"][0]
     assert pods["at_end"] == len(rows("get", "pods", "--db", both))
@@ -147,7 +147,7 @@ def test_show_labels_and_label_columns_as_kubectl_prints_them(demo_db):
                 "--db", demo_db).splitlines()
     assert lines[0].split() == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "NODE",
                                 "AGE", "APP", "MISSING", "LABELS"]
-    assert lines[1].endswith("  web           app=web,pod-template-hash=5b57d4559b")
+    assert lines[1].endswith("  web           app=web,pod-template-hash=c8dc546c7")  # the rolled ReplicaSet's
 
 
 @pytest.mark.parametrize("path", [".metadata.name", "{.metadata.creationTimestamp}",
@@ -174,9 +174,9 @@ def test_yaml_and_json_print_the_objects_as_they_were(demo_db):
 
 
 def test_a_kind_the_recording_does_not_hold_says_so(demo_db):
-    result = CliRunner().invoke(cli, ["get", "svc", "--db", demo_db])
+    result = CliRunner().invoke(cli, ["get", "cronjobs", "--db", demo_db])
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == ("Error: the recording holds no Service at all (the recorder did "
+    assert result.stderr == ("Error: the recording holds no CronJob at all (the recorder did "
                              "not watch that kind): `ktrace info` lists the kinds it holds\n")
 
 

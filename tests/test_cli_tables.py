@@ -29,12 +29,13 @@ def as_json(*args: str):
 
 
 @pytest.mark.parametrize("columns, header, note, held", [
+    # held: deletionTimestamp 14:35:51Z (its last record, seq 96), the recording ends 14:38:30.4
     (80, "KIND        NAME           STUCK FOR  CAUSE                   EVIDENCE",
-     "NAMESPACE, PROBLEM", "Pod         held           1m45s      finalizers              "
-                           "po:9136f50e:82"),
+     "NAMESPACE, PROBLEM", "Pod         held           2m39s      finalizers              "
+                           "po:83a33959:96"),
     (100, "KIND        NAMESPACE  NAME                 STUCK FOR  CAUSE                   EVIDENCE",
-     "PROBLEM", "Pod         hold       held                 1m45s      finalizers              "
-                "po:9136f50e:82")])
+     "PROBLEM", "Pod         hold       held                 2m39s      finalizers              "
+                "po:83a33959:96")])
 def test_stuck_keeps_evidence_and_stuck_for_and_leaves_out_what_it_declares(
         demo_db, columns, header, note, held):
     result = invoke("stuck", "--db", demo_db, columns=columns)
@@ -46,7 +47,7 @@ def test_stuck_keeps_evidence_and_stuck_for_and_leaves_out_what_it_declares(
 
 def test_a_name_is_cut_in_the_middle_where_generated_names_differ(demo_db):
     lines = invoke("stuck", "--db", demo_db, columns=80).stdout.splitlines()
-    assert "Pod         fg-5d9…-6s4c9  1m43s      finalizers              po:9136f50e:96" in lines
+    assert "Pod         fg-598…-xqf5n  2m34s      finalizers              po:83a33959:111" in lines
 
 
 @pytest.mark.parametrize("columns, header, note", [
@@ -54,18 +55,19 @@ def test_a_name_is_cut_in_the_middle_where_generated_names_differ(demo_db):
     (100, "TYPE                NAME    START AT       LASTED  DETAIL               EVIDENCE",
      "CATEGORY, TOPICS")])
 def test_gaps_show_one_row_per_recorder_wide_event(demo_db, columns, header, note):
-    """Every watch of the recorder expired at once (410 Gone on 14 topics): one row."""
+    """Every watch of the recorder expired at once (410 Gone on 17 topics): one row."""
     result = invoke("gaps", "--db", demo_db, columns=columns)
     lines = result.stdout.splitlines()
-    assert lines[0] == header and len(lines) == 4
+    assert lines[0] == header and len(lines) == 5
     assert [line.split()[0] for line in lines[1:]] == ["gap_marker", "session_lost",
-                                                       "stopped_to_deleted"]
+                                                       "request_to_deleted", "stopped_to_deleted"]
     assert result.stderr == f"note: {note} " + NOTE.format(columns)
     (event,) = [g for g in as_json("gaps", "--db", demo_db) if g["type"] == "gap_marker"]
-    assert len(event["topics"]) == 14 and "ktrace.pods" in event["topics"]
+    assert len(event["topics"]) == 17 and "ktrace.pods" in event["topics"]
+    # the GAP markers' first from_time (volumeattachments' initial list) and last to_time
     assert (event["start_at"], event["end_at"], event["seconds"]) == (
-        "2026-11-30T07:11:23.381141Z", "2026-11-30T07:12:52.857686Z", 89.476545)
-    assert event["detail"].startswith("14 topics at once; the first: 410 Gone: ")
+        "2026-12-07T14:35:16.980810Z", "2026-12-07T14:36:51.768145Z", 94.787335)
+    assert event["detail"].startswith("17 topics at once; the first: 410 Gone: ")
 
 
 @pytest.mark.parametrize("columns, header", [
@@ -75,7 +77,8 @@ def test_timeline_fits_the_terminal_and_keeps_deltas_and_evidence(demo_db, colum
     out = invoke("timeline", "deploy/web", "-n", "race", "--db", demo_db, columns=columns).stdout
     lines = out.splitlines()
     assert lines[0] == header and max(len(line) for line in lines) <= columns
-    assert re.search(r"  scheduled  +07:11:26\.518Z  18ms  .*po:9136f50e:4$", out, re.M)
+    # web-67f56bfc69-nb8v8: added 14:35:22.522190, bound 14:35:22.541856 (its record seq 3)
+    assert re.search(r"  scheduled  +14:35:22\.541Z  20ms  .*po:83a33959:3$", out, re.M)
 
 
 @pytest.mark.parametrize("columns", [80, 100])
@@ -97,8 +100,9 @@ def test_races_ok_rows_show_no_exposure_and_their_margin_apart(demo_db):
     table = invoke("races", "--db", demo_db, columns=100).stdout.splitlines()
     assert table[1] == ("NAMESPACE  POD                   SERVICE  VERDICT                      "
                         "EXPOSED  MARGIN")
-    assert table[2] == ("graceful   web-6848dfbcdb-vw5fw  web      ok                           "
-                        "0s       1.1s")
+    # endpoint not ready 14:35:40.828, container stopped 14:35:44.657 (EXPECTED.md)
+    assert table[2] == ("graceful   web-557cfc6f59-bx2gz  web      ok                           "
+                        "0s       3.8s")
 
 
 def test_the_race_summary_names_its_counts_and_quantiles_and_suggests_only_after_a_race(demo_db):
@@ -106,8 +110,9 @@ def test_the_race_summary_names_its_counts_and_quantiles_and_suggests_only_after
     assert summary == [
         "== Distribution and suggested preStop delay",
         "NAMESPACE  PODS  RACED  NARROW  P50 TO OFF  P99 TO OFF  MAX TO OFF  PRESTOP",
-        "graceful   3     0      0       1.8s        1.9s        1.9s        <none>",
-        "race       3     3      0       1.9s        1.9s        1.9s        3.0s"]
+        # request → endpoint off: graceful 0.27 s and 0.97 s, race 0.99 s and 1.96 s (EXPECTED.md)
+        "graceful   2     0      0       0.6s        1.0s        1.0s        <none>",
+        "race       2     2      0       1.5s        2.0s        2.0s        3.0s"]
     rows = {r["namespace"]: r for r in as_json("races", "--db", demo_db)["race_summary"]}
     assert rows["graceful"]["suggested_prestop_s"] is None
     assert rows["race"]["suggested_prestop_s"] == 3
@@ -134,11 +139,11 @@ def test_json_numbers_carry_no_float_noise(demo_db, command):
 
 
 def test_info_counts_overlapping_unseen_stretches_once(demo_db):
-    """Fourteen topics' stretches overlap inside 1m29s: they cover 1m29s, not 7m56s."""
+    """Seventeen topics' stretches overlap inside 1m35s: they cover 1m35s, not their sum."""
     doc = as_json("info", "--db", demo_db)
     unseen = {u["type"]: u for u in doc["info_unseen"]}
-    assert unseen["gap_marker"]["stretches"] == 14
-    assert unseen["gap_marker"]["total_s"] == 89.476545
+    assert unseen["gap_marker"]["stretches"] == 17
+    assert unseen["gap_marker"]["total_s"] == 94.787335
     assert unseen["gap_marker"]["total_s"] <= doc["info_clusters"][0]["window_s"]
 
 
@@ -148,15 +153,18 @@ def test_a_threshold_under_a_second_on_an_api_timestamp_step_says_why_it_finds_n
         "note: create_to_schedule is measured on API timestamps of whole seconds "
         "(creationTimestamp and the PodScheduled condition): it reads 0s, 1s, 2s…, so a "
         "threshold under 1s finds only steps of 1s or more\n")
-    assert "create_to_schedule" not in {g["type"] for g in json.loads(result.stdout)}
+    # only whole seconds: fg's pod, created at 14:35:51Z and scheduled at 14:35:52Z, reads 1 s
+    assert {(g["name"], g["seconds"]) for g in json.loads(result.stdout) if g["type"] == "create_to_schedule"} == {
+        ("fg-598c44bb88-xqf5n", 1.0)}
     quiet = invoke("gaps", "--threshold", "stopped_to_deleted=0", "--db", demo_db, "-o", "json")
     assert quiet.stderr == ""
 
 
 def test_explain_writes_a_leases_renewal_and_every_time_with_z(demo_db):
     text = invoke("explain", "victim", "--db", demo_db, columns=200).stdout
-    assert "Lease last renewed 2026-11-30T07:11:49Z" in text
-    assert "(since 2026-11-30T07:12:10Z)" in text
+    # kwok-node-2's last Lease renewTime; the pod's deletionTimestamp (request 14:36:14.8 + 5 s)
+    assert "Lease last renewed 2026-12-07T14:35:58Z" in text
+    assert "(since 2026-12-07T14:36:19Z)" in text
     stamps = re.findall(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.\d]*Z?", text)
     assert stamps and all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", s) for s in stamps)
 
