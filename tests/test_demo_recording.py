@@ -169,3 +169,12 @@ def test_the_recorder_crash_is_a_lost_session_and_a_relist(demo: duckdb.DuckDBPy
     assert rows(demo, "SELECT count(*) FROM raw_events WHERE kind = 'Pod' AND name = 'ghost'") == [(0,)]
     assert sorted(e["reason"] for _, _, e in versions(demo, "Event", "gap") if e["regarding"]["name"] == "ghost") == [
         "Created", "Killing", "Pulled", "Scheduled", "Started"]
+
+
+def test_a_pod_known_only_by_its_events_keeps_its_name(demo: duckdb.DuckDBPyConnection) -> None:
+    """ghost's kubelet Events name it (gap/ghost): its steps are told under that name."""
+    assert rows(demo, """
+        SELECT DISTINCT namespace, pod FROM pod_transitions
+        WHERE uid = (SELECT DISTINCT regarding_uid FROM k8s_events WHERE regarding_name = 'ghost')""") == [
+        ("gap", "ghost")]
+    assert rows(demo, "SELECT count(*) FROM pod_transitions WHERE namespace IS NULL OR pod IS NULL") == [(0,)]

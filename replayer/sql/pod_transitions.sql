@@ -1,4 +1,4 @@
--- model: table; key: uid; depends: endpoint_membership, pod_steps_raw, projection_scope, raw_events
+-- model: table; key: uid; depends: endpoint_membership, k8s_events, pod_steps_raw, projection_scope, raw_events
 -- pod_transitions: one row per lifecycle step of each pod (design §5), with its time, the
 -- component that made it and the record that shows it. Documented in docs/projections.md.
 --
@@ -12,6 +12,11 @@
 WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
     FROM raw_events WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
+-- a pod that lived and went while the recorder was down is known by its Events alone
+event_ids AS (
+    SELECT regarding_uid AS uid, any_value(regarding_namespace) AS namespace, any_value(regarding_name) AS pod
+    FROM k8s_events WHERE regarding_kind = 'Pod' AND regarding_uid IN (SELECT uid FROM projection_scope)
+    GROUP BY regarding_uid),
 timed AS (
     SELECT s.* EXCLUDE (derived),
            CASE WHEN (s.derived OR (c.clockless AND s.step = 'created'))
@@ -36,7 +41,7 @@ ordered AS (
             WHEN t.step = 'deleted' THEN greatest(t.time, b.last_before_delete_at)
             ELSE t.time END AS order_at
     FROM timed t JOIN bounds b USING (uid))
-SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
+SELECT o.uid, coalesce(i.namespace, e.namespace) AS namespace, coalesce(i.pod, m.pod, e.pod) AS pod,
        -- equal times taken from the server's 1 s timestamps are ordered by the lifecycle,
        -- received ones by resourceVersion
        row_number() OVER (PARTITION BY o.uid ORDER BY o.order_at,
@@ -44,7 +49,7 @@ SELECT o.uid, i.namespace, coalesce(i.pod, m.pod) AS pod,
            AS step_no,
        o.step, o.time, o.server_at, o.component, o.event_id AS evidence_event_id,
        o.type AS evidence_type, o.detail, o.derived
-FROM ordered o LEFT JOIN ids i USING (uid)
+FROM ordered o LEFT JOIN ids i USING (uid) LEFT JOIN event_ids e USING (uid)
 LEFT JOIN (SELECT pod_uid, any_value(pod) AS pod FROM endpoint_membership
            WHERE pod_uid IN (SELECT uid FROM projection_scope) GROUP BY ALL) m
        ON m.pod_uid = o.uid
