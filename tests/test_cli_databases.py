@@ -142,7 +142,7 @@ def test_incident_and_demo_print_alike(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     state = tmp_path / "state"
     demo = run(state, "demo", "--db", "d.duckdb", "-o", "json")
-    incident = run(state, "incident", demo_recording(), "--since", "2026-11-30T07:00:00Z",
+    incident = run(state, "incident", demo_recording(), "--since", "2026-12-07T14:00:00Z",
                    "--db", "i.duckdb", "-o", "json")
     assert demo.exit_code == incident.exit_code == 0, (demo.output, incident.output)
     assert demo.stdout == incident.stdout

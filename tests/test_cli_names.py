@@ -111,7 +111,7 @@ def test_the_current_contexts_namespace_chooses_among_the_recordings(dbs, monkey
 
 
 def test_state_takes_the_kind_as_kubectl_names_it(dbs):
-    at = ("--at", "2026-11-30T07:13:00Z", "--db", dbs["demo"])
+    at = ("--at", "2026-12-07T14:38:00Z", "--db", dbs["demo"])
     outputs = {run("state", "--kind", kind, *at) for kind in ("pods", "pod", "po", "Pod")}
     assert len(outputs) == 1
     assert {r["kind"] for r in as_json("state", "--kind", "deploy", *at)} == {"Deployment"}
@@ -142,7 +142,7 @@ def test_each_cluster_is_judged_at_the_end_of_its_own_data(dbs):
 
 @pytest.mark.parametrize("command", [["gaps"], ["races"], ["timeline", "deploy/web", "-A"],
                                      ["explain", "pod/held"],
-                                     ["state", "--at", "2026-11-30T07:13:00Z"]])
+                                     ["state", "--at", "2026-12-07T14:38:00Z"]])
 def test_cluster_filters_every_analysis(dbs, command: list[str]):
     """Each analysis on cluster ``capture`` of the two-cluster database answers as the demo
     database alone does; on a cluster the database does not hold, it finds nothing."""

@@ -26,7 +26,7 @@ from ktrace.output import fit
 from schemas.formats import duration
 
 KTRACE = [sys.executable, "-c", "from ktrace.entry import main; main()"]
-WINDOW = ["--since", "2026-11-30T07:11:00Z", "--until", "2026-11-30T07:14:00Z"]
+WINDOW = ["--since", "2026-12-07T14:35:00Z", "--until", "2026-12-07T14:39:00Z"]
 
 #: every command that prints answers, with arguments that give it rows on the demo data
 #: (``db``: the demo database, ``held``: the evidence id of the pod held by a finalizer)

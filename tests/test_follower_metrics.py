@@ -131,10 +131,11 @@ def test_namespaces_and_deployments_past_the_top_are_folded_into_other(demo_db: 
     assert {k[1] for k in whole.stuck} == {"fg", "hold", "lost", ""}
     assert {k[1] for k in cut.stuck} == {"fg", "hold", "other"}  # the two with most stuck
     assert sum(cut.stuck.values()) == sum(whole.stuck.values()) and cut.folded_namespaces == 2
-    assert cut.rollout_exposed == {("capture", "race", "web"): pytest.approx(1.928762),
+    # web-67f56bfc69-nb8v8: stopped 14:35:27.349629, its endpoint left the slice 14:35:28.919277
+    assert cut.rollout_exposed == {("capture", "race", "web"): pytest.approx(1.569648),
                                    ("capture", "fg", "fg"): 0.0,
                                    ("capture", "other", "other"): 0.0}
-    assert cut.rollout_terminated[("capture", "other", "other")] == 3  # graceful/web's
+    assert cut.rollout_terminated[("capture", "other", "other")] == 2  # graceful/web's
     assert cut.folded_deployments == 1
 
 

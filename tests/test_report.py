@@ -79,8 +79,8 @@ def test_report_needs_an_output_and_a_database(tmp_path: Path):
 def test_incident_draws_the_window_it_loaded(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # where the window's database is written
     html = tmp_path / "incident.html"
-    ktrace("incident", demo_recording(), "--since", "2026-11-30T07:11:35Z",
-           "--until", "2026-11-30T07:11:45Z", "-n", "graceful", "--html", str(html))
+    ktrace("incident", demo_recording(), "--since", "2026-12-07T14:35:35Z",
+           "--until", "2026-12-07T14:35:45Z", "-n", "graceful", "--html", str(html))
     text = html.read_text()
     lanes = re.findall(r'data-pod="([^"]+)" data-namespace="([^"]+)"', text)
     assert lanes and {ns for _, ns in lanes} == {"graceful"}

@@ -101,8 +101,8 @@ def _utc(stamp: str) -> datetime:
 
 
 def test_the_unseen_stretches_are_told_once_per_event_with_their_topics(demo_report, page):
-    """The demo's recorder died: every watch then expired at once (14 gap_marker rows, one
-    relist) — one event with its topics, not 14 rows; the recording's row spans them."""
+    """The demo's recorder died: every watch then expired at once (17 gap_marker rows, one
+    relist) — one event with its topics, not 17 rows; the recording's row spans them."""
     unseen = query(demo_report[0], "SELECT type, coalesce(split_part(topic, '.', 2), "
                                    "'whole recording'), start_at, end_at FROM gaps "
                                    "WHERE category = 'unseen'")

@@ -26,7 +26,7 @@ from tests.report_data import query
 from transports.locallog.sink import LocalLogSink
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The first part of the demo recording: its raced rollout, before the stuck pods began.
+#: The first part of the kwok scenarios recording: its raced rollout, before the stuck pods began.
 FIRST_PART_S = 20
 
 
