@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # the CLI reads this module's names without starting DuckDB
 #: ``uid`` of an object of cluster ``?`` (or any cluster when ``?`` is NULL); two parameters
 CLUSTER_UIDS = ("(?::VARCHAR IS NULL OR {uid} IN "
                 "(SELECT uid FROM raw_events WHERE cluster = ?::VARCHAR))")
+#: ``event_id`` of a record of cluster ``?`` (or any cluster when NULL); two parameters
+CLUSTER_RECORDS = ("(?::VARCHAR IS NULL OR {event_id} IN "
+                   "(SELECT event_id FROM raw_events WHERE cluster = ?::VARCHAR))")
 #: a row whose ``{column}`` is cluster ``?`` (or any when NULL); two parameters
 CLUSTER_COLUMN = "(?::VARCHAR IS NULL OR {column} = ?::VARCHAR)"
 #: ``session`` of cluster ``?`` (or any when NULL); two parameters
@@ -27,6 +30,11 @@ CLUSTER_SESSIONS = ("(?::VARCHAR IS NULL OR {session} IN "
 def of_cluster(uid: str = "uid") -> str:
     """The SQL condition that ``uid`` is an object of the cluster parameter (two ``?``)."""
     return CLUSTER_UIDS.format(uid=uid)
+
+
+def of_cluster_records(event_id: str = "event_id") -> str:
+    """The SQL condition that the record ``event_id`` is of the cluster parameter (two ``?``)."""
+    return CLUSTER_RECORDS.format(event_id=event_id)
 
 
 def in_cluster(column: str = "cluster") -> str:

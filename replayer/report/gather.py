@@ -15,7 +15,7 @@ import duckdb
 
 from replayer.analyses.races import DEFAULT_MARGIN_S
 from replayer.analyses.record_ids import RECORD_ID_SQL, internal_dicts
-from replayer.analyses.scope import in_cluster, of_cluster
+from replayer.analyses.scope import in_cluster, of_cluster_records
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import pod_uids
 
@@ -86,9 +86,11 @@ def select(con: duckdb.DuckDBPyConnection, *, since: datetime | None = None,
                               "WHERE ? IS NULL OR cluster = ?", [cluster, cluster]).fetchone()
     start, end = since or first, until or last
     chosen = sorted({u for t in targets for u in pod_uids(con, t, namespace, cluster)}) or None
+    # a pod is the cluster's whose steps' records are: one seen only through its Events too
     uids = [r[0] for r in con.execute(
         "SELECT uid FROM pod_transitions WHERE (? IS NULL OR namespace = ?) "
-        f"AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], uid)) AND {of_cluster()} "
+        "AND (?::VARCHAR[] IS NULL OR list_contains(?::VARCHAR[], uid)) "
+        f"AND {of_cluster_records('evidence_event_id')} "
         "GROUP BY uid HAVING min(time) <= ? AND max(time) >= ? ORDER BY min(time), uid",
         [namespace, namespace, chosen, chosen, cluster, cluster, end, start]).fetchall()]
     return Selection(start, end, namespace, uids, cluster)
