@@ -14,6 +14,7 @@ from replayer import db
 from replayer.importer import capture_topic, read_capture
 from replayer.loader import Loader, LoadStats
 from replayer.record_filter import RecordFilter
+from replayer.window_start import last_versions
 from transports.source import Delivery, DeliveryRun, PartitionKey, Source
 from schemas.redaction import Redactor
 
@@ -50,10 +51,23 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
     """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
     loader = Loader(con, source_name, locator=source.locator, keep=keep,
                     store_objects=store_objects)
-    loader.load(read(source, prefix, keep, after=loader.positions, since_us=since_us,
-                     until_us=until_us), on_batch=on_batch)
+    loader.load(_window(source, prefix, loader, since_us, until_us), on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
+
+
+def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
+            until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
+    """The records ``loader`` takes: after what it holds, within the window; a window's
+    first load takes each object's state at the window's start first (window_start.py)."""
+    after = dict(loader.positions)  # as it was: the state at the start moves the positions
+    if since_us is not None and not after:
+        loader.con.execute("INSERT INTO window_starts VALUES (?, make_timestamp(?))",
+                           [loader.source_id, since_us])
+        yield from last_versions(read(source, prefix, loader.keep, after={}, since_us=None,
+                                      until_us=since_us - 1))
+    yield from read(source, prefix, loader.keep, after=after, since_us=since_us,
+                    until_us=until_us)
 
 
 def follow(source: Source, path: str, *, source_name: str, prefix: str,

@@ -1,0 +1,107 @@
+"""A window's answers equal a load of the whole recording up to the window's end: its state
+at the start (objects created long before it included), what is stuck at its end, its races
+and timelines — and the state at the start opens no sequence hole or unseen stretch."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from replayer import db
+from replayer.analyses.races import races
+from replayer.analyses.state import state
+from replayer.analyses.stuck import stuck
+from replayer.analyses.timeline import timeline
+from replayer.replay import replay
+from transports.locallog.source import LocalLogSource
+from tests.replayer_data import recording, rows
+
+#: The window, as shares of each recording's records: a stretch in its second half, so
+#: most objects it holds were created (and many last changed) before it.
+WINDOW = (0.5, 0.8)
+
+
+def _load(directory: Path, path: Path, since_us: int | None, until_us: int
+          ) -> duckdb.DuckDBPyConnection:
+    con = db.open_db(str(path))
+    replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
+           since_us=since_us, until_us=until_us)
+    return con
+
+
+@pytest.fixture(params=["scenarios", "pending"])
+def loads(request: pytest.FixtureRequest, tmp_path: Path):
+    """(window load, reference load up to the window's end, since, until): the reference
+    holds everything received up to the window's end — what a whole load knows then."""
+    directory = tmp_path / "log"
+    shutil.copytree(recording(request.param), directory)  # its time index is written beside
+    source = LocalLogSource(str(directory))
+    times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
+                   if d.record is not None)
+    since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
+    window = _load(directory, tmp_path / "window.duckdb", since_us, until_us)
+    whole = _load(directory, tmp_path / "whole.duckdb", None, until_us)
+    yield window, whole, _utc(since_us), _utc(until_us)
+    window.close()
+    whole.close()
+
+
+def _utc(us: int) -> datetime:
+    return datetime.fromtimestamp(us / 1e6, timezone.utc).replace(tzinfo=None)
+
+
+def test_the_state_at_the_start_includes_objects_last_changed_before_the_window(loads):
+    window, whole, since, _ = loads
+    before = rows(window, "SELECT count(DISTINCT uid) FROM raw_events WHERE received_at < ?",
+                  since)[0][0]
+    created_before = rows(window, "SELECT count(DISTINCT uid) FROM raw_events "
+                                  "WHERE created_at < ?", since)[0][0]
+    assert before > 10 and created_before > before  # the premise: a history before it
+    assert state(window, since) == state(whole, since)
+    assert state(window, since + timedelta(seconds=1)) == state(whole, since + timedelta(seconds=1))
+
+
+def test_what_is_stuck_at_the_end_is_the_same(loads):
+    window, whole, _, until = loads
+    judged = [stuck(con, at=until).rows for con in (window, whole)]
+    assert judged[0][0] == judged[1][0]
+    # evidence cites records by id: an older version of an object (an Event counted again)
+    # is evidence only where it was loaded; the rest of each row is the same
+    answers = [sorted(row[:8] + row[10:] for row in rows_) for _, rows_ in judged]
+    assert answers[0] == answers[1]
+
+
+def test_races_in_the_window_are_the_same(loads):
+    window, whole, since, _ = loads
+    mine = {row[1]: row for row in races(window)[1]}
+    theirs = {row[1]: row for row in races(whole)[1]}
+    inside = {pod: row for pod, row in theirs.items() if row[6] >= since}
+    assert {pod: mine[pod] for pod in inside} == inside
+    # a race under way at the start: its deletion request's time known from the object's
+    # deletionTimestamp (to the second), the rest as the whole load has it
+    for pod in set(mine) - set(inside):
+        assert mine[pod][:4] == theirs[pod][:4] and mine[pod][7:10] == theirs[pod][7:10]
+        assert abs(mine[pod][6] - theirs[pod][6]) < timedelta(seconds=1)
+
+
+def test_a_timeline_inside_the_window_is_the_same(loads):
+    window, whole, since, _ = loads
+    pods = rows(whole, "SELECT DISTINCT namespace, name FROM raw_events WHERE kind = 'Pod' "
+                       "AND name IS NOT NULL AND received_at >= ? ORDER BY ALL", since)
+    assert pods
+    for namespace, name in pods:
+        steps = [[(r[1], r[4], r[5], r[8], r[10]) for r in timeline(con, f"pod/{name}", namespace)[1]
+                  if r[5] >= since] for con in (window, whole)]
+        assert steps[0] == steps[1], name
+
+
+def test_the_state_at_the_start_opens_no_hole_or_stretch(loads):
+    window, whole, since, _ = loads
+    assert rows(window, "SELECT count(*) FROM sequence_holes")[0][0] == 0
+    unseen = ("SELECT type, session, topic, namespace, start_at, end_at FROM gaps "
+              "WHERE category = 'unseen' AND end_at >= ? ORDER BY ALL")
+    assert rows(window, unseen, since) == rows(whole, unseen, since)
