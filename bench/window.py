@@ -1,6 +1,6 @@
 """What a window of a local log costs, step by step, beside the whole log: finding the
-window (the summary; the first one builds the time index), the source's read alone, and
-the load. ``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
+window (the summary; the first one builds the time index), the source's read alone, the
+state at the window's start alone (``replayer.window_start``), and the load. ``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from bench.phases import WINDOW
 from replayer import db
 from replayer.replay import replay
+from replayer.window_start import last_versions
 from transports.locallog.source import LocalLogSource
 
 
@@ -35,10 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     for name, (since_us, until_us) in windows.items():
         source = LocalLogSource(opts.log)
         began = time.perf_counter()
-        records = sum(len(getattr(item, "rows", (item,))) for item in source.read(
+        records = sum(len(getattr(item, "offsets", (item,))) for item in source.read(
             source.topics(opts.prefix), since_us=since_us, until_us=until_us, runs=True))
         print(f"{name}, the source alone: {records:,} records in "
               f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
+        if since_us is not None:
+            source = LocalLogSource(opts.log)
+            began = time.perf_counter()
+            state = sum(len(run.offsets) for run in last_versions(
+                source, source.topics(opts.prefix), since_us))
+            print(f"{name}, the state at its start alone: {state:,} objects in "
+                  f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
         with tempfile.TemporaryDirectory() as folder:
             con = db.open_db(str(Path(folder) / "w.duckdb"))
             began = time.perf_counter()

@@ -13,7 +13,7 @@ import pytest
 
 from replayer import db
 from replayer.replay import replay
-from transports.locallog import layout
+from transports.locallog import layout, timeindex
 from transports.locallog.sink import LocalLogSink
 from transports.locallog import source as locallog_source
 from transports.locallog.source import LocalLogSource
@@ -172,3 +172,27 @@ def test_a_summary_comes_from_the_indexes_and_equals_a_full_reads(small_segments
     assert sum(s.records for s in built) == len(records)
     assert max(s.last_received_us for s in built if s.last_received_us) == max(
         d.record["receivedAt"] for d in records)
+
+
+def test_the_sink_writes_each_closed_segments_index_as_a_read_would_build_it(small_segments,
+                                                                            tmp_path):
+    directory = tmp_path / "log"
+    shutil.copytree(small_segments, directory)
+    segments = [(path, header_and_stat(path)) for topic in directory.iterdir()
+                for _, path in layout.list_segments(str(topic))]
+    written = {path: timeindex.load(path, *found) for path, found in segments}
+    assert len(written) > 10 and all(index is not None for index, _ in written.values())
+    windowed = LocalLogSource(str(directory))
+    _read(directory, *_window(directory), source=windowed)
+    assert windowed.counts.indexes_built == 0  # the first windowed read found them made
+    for path, _ in segments:
+        layout.remove_time_index(path)
+    rebuilding = LocalLogSource(str(directory))
+    rebuilding.summarize(rebuilding.topics("ktrace"))  # every segment's, built by the reader
+    for path, found in segments:
+        assert timeindex.load(path, *found)[0] == written[path][0], path
+
+
+def header_and_stat(path: str) -> tuple[layout.SegmentHeader, os.stat_result]:
+    with open(path, "rb") as fh:
+        return layout.read_header(fh.read()), os.fstat(fh.fileno())

@@ -24,11 +24,12 @@ class Outgoing(msgspec.Struct, gc=False):
     type: str
     session: str
     seq: int
+    received_at: int  # µs: the local log's time index (transports/locallog/timeindex.py)
 
     @classmethod
     def of(cls, record: Record) -> Outgoing:
         return cls(codec.encode(record), topics.key_for(record), record["type"],
-                   record["session"], record["seq"])
+                   record["session"], record["seq"], record["receivedAt"])
 
     def record(self) -> Record:
         return codec.decode(self.body, repository.current().fingerprint)

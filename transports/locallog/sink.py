@@ -8,7 +8,12 @@ Retention (``retention_bytes`` per topic, ``retention_age_s``) removes whole clo
 oldest first, and notes what it removed in the topic's ``retention.json`` so a replay reports
 an unseen stretch before the oldest kept record rather than damage. A write that fails (a
 full disk) is cut back to the last whole block before the error is raised: the segment stays
-readable, and the recording stops with one clear line."""
+readable, and the recording stops with one clear line.
+
+A segment the sink closes (rotated, or at the end of the recording) gets its time index
+(``timeindex``) written beside it from the receive times of the records as they were
+appended, so the first windowed read finds it made; a segment appended to after a restart
+is indexed by its first reader (the sink knows the times of its own blocks only)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from typing import BinaryIO, Callable
 from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
-from transports.locallog import layout
+from transports.locallog import layout, timeindex
 from transports.sink import Outgoing
 
 log = logging.getLogger(__name__)
@@ -39,6 +44,10 @@ class _TopicWriter:
     sync: bytes
     size: int
     pending: list[bytes] = field(default_factory=list)
+    pending_times: list[int] = field(default_factory=list)  # µs received, of ``pending``
+    #: The segment's blocks with their times, for its index; None when it was reopened
+    #: (its earlier blocks' times are not known here).
+    blocks: list[timeindex.BlockTimes] | None = field(default_factory=list)
 
 
 class LocalLogSink:
@@ -64,14 +73,15 @@ class LocalLogSink:
             raise TransportError(f"cannot create local log directory {directory}: {exc}") from exc
 
     def send(self, topic: str, record: Record) -> None:
-        self._append(topic, codec.encode(record))
+        self._append(topic, codec.encode(record), record["receivedAt"])
 
     def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
-        self._append(topic, outgoing.body)
+        self._append(topic, outgoing.body, outgoing.received_at)
 
-    def _append(self, topic: str, body: bytes) -> None:
+    def _append(self, topic: str, body: bytes, received_at: int) -> None:
         writer = self._writers.get(topic) or self._open_topic(topic)
         writer.pending.append(body)
+        writer.pending_times.append(received_at)
         if len(writer.pending) >= self._block_records:
             self._write_block(writer)
 
@@ -92,6 +102,7 @@ class LocalLogSink:
     def close(self) -> None:
         self.flush()
         for writer in self._writers.values():
+            _write_time_index(writer)
             writer.file.close()
         self._writers.clear()
 
@@ -128,7 +139,7 @@ class LocalLogSink:
         layout.lock_for_writing(file)
         layout.remove_time_index(path)  # it grows again: indexed anew once read closed
         file.seek(length)
-        return _TopicWriter(topic_dir, index, file, header.sync, length)
+        return _TopicWriter(topic_dir, index, file, header.sync, length, blocks=None)
 
     def _create(self, topic_dir: str, index: int) -> _TopicWriter:
         current = repository.current()
@@ -158,15 +169,30 @@ class LocalLogSink:
             raise TransportError(f"cannot write the local log {writer.file.name}: {reason}; "
                                  "recording stopped (the segment keeps every whole block)"
                                  ) from exc
+        if writer.blocks is not None:
+            writer.blocks.append(timeindex.BlockTimes(
+                writer.size, writer.size + len(block), len(writer.pending),
+                min(writer.pending_times), max(writer.pending_times)))
         writer.size += len(block)
-        writer.pending = []
+        writer.pending, writer.pending_times = [], []
 
     def _rotate(self, writer: _TopicWriter) -> None:
         os.fsync(writer.file.fileno())
+        _write_time_index(writer)
         writer.file.close()
         fresh = self._create(writer.directory, writer.segment + 1)
-        writer.segment, writer.file, writer.sync, writer.size = (
-            fresh.segment, fresh.file, fresh.sync, fresh.size)
+        writer.segment, writer.file, writer.sync, writer.size, writer.blocks = (
+            fresh.segment, fresh.file, fresh.sync, fresh.size, fresh.blocks)
+
+
+def _write_time_index(writer: _TopicWriter) -> None:
+    """The index of the segment ``writer`` closes, from its blocks' times (written before
+    the file is closed: its lock tells a reader not to use it before then)."""
+    if writer.blocks is None or not writer.blocks:
+        return
+    stat = os.fstat(writer.file.fileno())
+    timeindex.save(writer.file.name, timeindex.TimeIndex(
+        stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.blocks)))
 
 
 def _header_size() -> int:

@@ -177,18 +177,39 @@ class LocalLogSource:
                 if isinstance(item, timeindex.BlockTimes):
                     yield item
                     continue
-                if isinstance(item, DeliveryRun) and since_us is None and until_us is None:
-                    yield item
-                    continue
-                for delivery in item.deliveries() if isinstance(item, DeliveryRun) else (item,):
-                    record = delivery.record
-                    if (record is not None and since_us is not None
-                            and record["receivedAt"] < since_us):
-                        continue
-                    if (record is not None and until_us is not None
-                            and record["receivedAt"] > until_us):
+                if isinstance(item, DeliveryRun):
+                    kept, past = _in_window(item, since_us, until_us)
+                    if kept is not None:
+                        yield kept
+                    if past:
                         return
-                    yield delivery
+                    continue
+                record = item.record
+                if record is not None and since_us is not None and record["receivedAt"] < since_us:
+                    continue
+                if record is not None and until_us is not None and record["receivedAt"] > until_us:
+                    return
+                yield item
+
+
+def _in_window(run: DeliveryRun, since_us: int | None, until_us: int | None
+               ) -> tuple[DeliveryRun | None, bool]:
+    """The records of ``run`` in the window, as a run (None when none is), and whether the
+    run reached past the window's end (the topic's read stops at its first such record)."""
+    if since_us is None and until_us is None:
+        return run, False
+    times = [e.received_at for e in run.envelopes]
+    stop = len(times)
+    if until_us is not None and times[-1] > until_us:
+        stop = next(i for i, t in enumerate(times) if t > until_us)
+    kept = [i for i in range(stop) if since_us is None or times[i] >= since_us]
+    if len(kept) == len(times):
+        return run, False
+    if not kept:
+        return None, stop < len(times)
+    data = [run.data[i] for i in kept] if isinstance(run.data, list) else run.data
+    return DeliveryRun(run.topic, run.partition, [run.offsets[i] for i in kept],
+                       [run.envelopes[i] for i in kept], data), stop < len(times)
 
 
 def _unreadable(topic: str, segment: int, start: int, end_offset: int, nbytes: int | None,
