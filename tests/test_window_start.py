@@ -17,8 +17,12 @@ from replayer.analyses.state import state
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
 from replayer.replay import replay
+from schemas.topics import resource_of
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.sink import KafkaSink
+from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
-from tests.replayer_data import recording, rows
+from tests.replayer_data import recorded_records, recording, rows
 
 #: The window, as shares of each recording's records: a stretch in its second half, so
 #: most objects it holds were created (and many last changed) before it.
@@ -105,3 +109,34 @@ def test_the_state_at_the_start_opens_no_hole_or_stretch(loads):
     unseen = ("SELECT type, session, topic, namespace, start_at, end_at FROM gaps "
               "WHERE category = 'unseen' AND end_at >= ? ORDER BY ALL")
     assert rows(window, unseen, since) == rows(whole, unseen, since)
+
+
+@pytest.mark.kafka
+def test_from_kafka_a_window_loads_the_same_state_at_its_start(
+        kafka_bootstrap: str, unique_topic_prefix: str, tmp_path: Path):
+    """The same look-back through each partition up to the window's start: the same rows
+    as the window from the local log."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    sink = KafkaSink(settings, partitions=3)
+    for topic, record in recorded_records():
+        sink.send(f"{unique_topic_prefix}.{resource_of('ktrace', topic)}", record)
+    sink.flush()
+    sink.close()
+    directory = tmp_path / "log"
+    shutil.copytree(recording("scenarios"), directory)
+    times = sorted(record["receivedAt"] for _, record in recorded_records())
+    since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
+    local = _load(directory, tmp_path / "local.duckdb", since_us, until_us)
+    from_kafka = db.open_db(str(tmp_path / "kafka.duckdb"))
+    source = KafkaSource(settings)
+    try:
+        replay(source, from_kafka, source_name="k", prefix=unique_topic_prefix,
+               since_us=since_us, until_us=until_us)
+    finally:
+        source.close()
+    content = ("SELECT session, resource, seq, type, uid, resource_version, received_at "
+               "FROM raw_events ORDER BY ALL")
+    assert rows(from_kafka, content) == rows(local, content)
+    assert rows(from_kafka, "SELECT count(*) FROM raw_events WHERE received_at < ?",
+                _utc(since_us))[0][0] > 10
+    assert state(from_kafka, _utc(since_us)) == state(local, _utc(since_us))

@@ -83,7 +83,9 @@ class KafkaSource:
         marks = {key: self._watermarks(*key) for key in partitions}
         ends = {key: high for key, (_, high) in marks.items()}
         starts = self._starts(marks, after or {}, since_us)
-        self._consumer.assign([TopicPartition(t, p, o) for (t, p), o in starts.items()])
+        assigned = [TopicPartition(t, p, o) for (t, p), o in starts.items()]
+        self._consumer.assign(assigned)
+        self._consumer.resume(assigned)  # a partition an earlier read paused stays paused
         try:
             remaining = {key for key, start in starts.items() if start < ends[key]}
             stopped: set[PartitionKey] = set()
