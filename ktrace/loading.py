@@ -15,7 +15,7 @@ from ktrace.databases import echo_where, loading_database, open_for_analysis
 from ktrace.output import Output
 from ktrace.printing import print_sections, write_report_files
 from ktrace.sources import require_topics
-from ktrace.when import utc
+from ktrace.when import to_timestamp, utc
 from schemas.errors import KtraceError
 from schemas.formats import rfc3339
 
@@ -75,8 +75,11 @@ def plural(count: int, noun: str) -> str:
 
 
 def check_window(summary: Summary, since_us: int | None, until_us: int | None) -> None:
-    """A window that matched no record is an error, not an empty answer."""
-    if summary.records == 0 and (since_us is not None or until_us is not None):
+    """A window that matched no record is an error, not an empty answer (the objects'
+    versions before its start, loaded as the state there, are no record of it)."""
+    none_inside = summary.records == 0 or (since_us is not None
+                                           and summary.last < to_timestamp(since_us))
+    if none_inside and (since_us is not None or until_us is not None):
         start = "the start" if since_us is None else utc(since_us)
         end = "the end" if until_us is None else utc(until_us)
         raise KtraceError(f"no records between {start} and {end}: the window lies outside "

@@ -106,6 +106,9 @@ CASES: list[tuple[str, Callable[[Path, str], list[str]], int, str]] = [
     ("a window outside the recording", lambda t, d: [
         "replay", recording("scenarios"), "--since", "2020-01-01T00:00:00Z", "--until",
         "2020-01-02T00:00:00Z", "--db", str(t / "x")], 1, "the window lies outside the recording"),
+    ("a window after the recording (the state at its start is no record of it)", lambda t, d: [
+        "replay", recording("scenarios"), "--since", "2030-01-01T00:00:00Z", "--db", str(t / "x")],
+     1, "the window lies outside the recording"),
     ("unknown kind", lambda t, d: ["state", "--at", "2026-11-30T07:12:00Z", "--kind", "Bogus",
                                    "--db", d], 1, "unknown kind 'Bogus'; known: pods, replicasets"),
     ("negative stuck margin", lambda t, d: ["stuck", "--margin", "-1", "--db", d], 2,
