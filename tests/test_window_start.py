@@ -17,12 +17,10 @@ from replayer.analyses.state import state
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
 from replayer.replay import replay
-from schemas.topics import resource_of
 from transports.kafka.settings import KafkaSettings
-from transports.kafka.sink import KafkaSink
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
-from tests.replayer_data import recorded_records, recording, rows
+from tests.replayer_data import recorded_records, recording, rows, send_recorded
 
 #: The window, as shares of each recording's records: a stretch in its second half, so
 #: most objects it holds were created (and many last changed) before it.
@@ -117,11 +115,7 @@ def test_from_kafka_a_window_loads_the_same_state_at_its_start(
     """The same look-back through each partition up to the window's start: the same rows
     as the window from the local log."""
     settings = KafkaSettings(bootstrap=kafka_bootstrap)
-    sink = KafkaSink(settings, partitions=3)
-    for topic, record in recorded_records():
-        sink.send(f"{unique_topic_prefix}.{resource_of('ktrace', topic)}", record)
-    sink.flush()
-    sink.close()
+    send_recorded(settings, unique_topic_prefix)
     directory = tmp_path / "log"
     shutil.copytree(recording("scenarios"), directory)
     times = sorted(record["receivedAt"] for _, record in recorded_records())
