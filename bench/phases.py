@@ -92,11 +92,14 @@ def window(bootstrap: str | None, prefix: str, database: str, log: str | None = 
     start = time.perf_counter()
     summary = replay_source(source, con, source_name=source.locator, prefix=prefix,
                             since_us=since_us, until_us=until_us)
+    state_records = con.execute("SELECT count(*) FROM raw_events WHERE received_at < "
+                                "make_timestamp(?)", [since_us]).fetchone()[0]
     con.close()
     seconds = time.perf_counter() - start
     counts = getattr(source, "counts", None)  # the local log's blocks read and skipped
     source.close()
     return {"events": summary.stats.deliveries, "seconds": seconds, "loaded": summary.records,
+            "state_records": state_records,  # of ``loaded``: the state at the window's start
             "index_s": index_s, "window_us": [since_us, until_us],
             "read": asdict(counts) if counts is not None else None}
 

@@ -124,6 +124,8 @@ def window_summary(largest: dict[str, Any]) -> dict[str, Any]:
                            "whole_s": round(a["seconds"], 2),
                            "time_share": round(w["seconds"] / a["seconds"], 3),
                            "record_share": round(w["loaded"] / max(a["loaded"], 1), 3),
+                           "state_share": round(w.get("state_records", 0)
+                                                / max(a["loaded"], 1), 3),
                            "window_found_s": round(w["index_s"], 2), "read": w["read"]}
     return out
 
@@ -220,7 +222,8 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
     for source, w in s.get("incident_window", {}).items():
         lines.append(f"window of a tenth from the {source}: {w['incident_window_s']:.2f} s "
                      f"beside the whole load's {w['whole_s']:.2f} s ({w['time_share']:.0%} of "
-                     f"its time, {w['record_share']:.0%} of its records; finding the window "
+                     f"its time, {w['record_share']:.0%} of its records, of which "
+                     f"{w['state_share']:.0%} the state at its start; finding the window "
                      f"{w['window_found_s']:.2f} s)")
     lines += namespace.lines(s.get("namespace", {}))
     lines += [follow.describe(r) for r in (s.get("follow") or {}).values()]
