@@ -1,6 +1,7 @@
 """What a window of a local log costs, step by step, beside the whole log: finding the
 window (the summary; the first one builds the time index), the source's read alone, the
-state at the window's start alone (``replayer.window_start``), and the load. ``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
+state at the window's start alone (``replayer.window_start``), and the load.
+``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
 """
 
 from __future__ import annotations

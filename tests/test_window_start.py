@@ -96,8 +96,9 @@ def test_a_timeline_inside_the_window_is_the_same(loads):
                        "AND name IS NOT NULL AND received_at >= ? ORDER BY ALL", since)
     assert pods
     for namespace, name in pods:
-        steps = [[(r[1], r[4], r[5], r[8], r[10]) for r in timeline(con, f"pod/{name}", namespace)[1]
-                  if r[5] >= since] for con in (window, whole)]
+        steps = [[(r[1], r[4], r[5], r[8], r[10])
+                  for r in timeline(con, f"pod/{name}", namespace)[1] if r[5] >= since]
+                 for con in (window, whole)]
         assert steps[0] == steps[1], name
 
 
