@@ -48,7 +48,8 @@ def findings(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
         Section("recording", "Recording", *fetch(con,
             "SELECT count(*) AS records, count(DISTINCT uid) AS objects, min(received_at) "
             "AS first_received_at, max(received_at) AS last_received_at FROM raw_events "
-            "WHERE ? IS NULL OR cluster = ?", [cluster, cluster])),
+            "WHERE (? IS NULL OR cluster = ?) "  # a window's: not the state at its start
+            "AND NOT window_start_state(source_id, received_at)", [cluster, cluster])),
         Section("stuck", "Stuck",
                 *stuck(con, **scope).rows),
         Section("races", "Rollout races (containers stopped before or just after the endpoint went off)",
