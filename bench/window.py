@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         if since_us is not None:
             source = LocalLogSource(opts.log)
             began = time.perf_counter()
-            state = sum(len(run.offsets) for run in last_versions(
-                source, source.topics(opts.prefix), since_us))
+            state = sum(len(run.offsets) for run in last_versions(source.read(
+                source.topics(opts.prefix), until_us=since_us - 1, runs=True)))
             print(f"{name}, the state at its start alone: {state:,} objects in "
                   f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
         with tempfile.TemporaryDirectory() as folder:
