@@ -85,6 +85,12 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
                           ("rollout_stalled", 'ReplicaSet "xxx-gui-5cd74fc875" has timed out')},
     "not-created-podsecurity-1": {("Job", "tekton-resource-pruner-mnf9n-27829440"):
                                   ("not_created", 'violates PodSecurity "restricted:latest"')},
+    # the runtime could not create the container: a volume's mount, not a command
+    "create-container-error-1": {("Pod", "unnamed-image-registry-pod"):
+                                 ("run_container_error", "create — unnamed-registry-container: "
+                                  "CreateContainerError, failed to resolve symlink")},
+    # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
+    # margin, judged below), node-not-ready-1 (a node without pods: nothing is stuck on it)
 }
 SPECIMENS = sorted(p.stem for p in PUBLIC.glob("*.json"))
 
@@ -358,3 +364,47 @@ def test_a_volume_failure_a_later_success_left_behind_is_history(loaded):
         'FailedAttachVolume: Multi-Attach error for volume "pvc-7a81d56f-1cf9-11eb-8295-'
         'b6961e0a47ed" Volume is already exclusively attached to one node and can\'t be '
         'attached to another']
+
+
+def test_a_container_the_runtime_could_not_create_is_no_command_to_fix(loaded):
+    """CreateContainerError (openshift/cluster-image-registry-operator#1011): the volume's
+    mount path is unreadable (its Ceph storage went down); the advice names the mount."""
+    [(detail, advice)] = rows(loaded["create-container-error-1"],
+                              "SELECT c.detail, finding_advice(c.cause, c.detail) "
+                              "FROM problems, unnest(causes) u(c)")
+    assert detail.endswith("/mount: permission denied")
+    assert advice.startswith("the runtime could not create the container") and "mount" in advice
+    assert "command or executable" not in advice
+
+
+def test_a_namespace_held_by_an_api_that_does_not_answer(loaded):
+    """aws/containers-roadmap#1006: deleted at 23:19:14, and 5 s later the namespace
+    controller says discovery of metrics.k8s.io failed; judged with no margin (the data ends
+    there). Not the objects: the unavailable APIService holds it."""
+    con = loaded["namespace-discovery-failed-1"]
+    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
+    assert rows(con, "SELECT kind, name, stuck_for_s, c.cause, c.detail, c.evidence, "
+                     "finding_advice(c.cause, c.detail) FROM stuck_at(data_end(), margin_s := 0), "
+                     "unnest(causes) u(c)") == [
+        ("Namespace", "metrics", 5.0, "namespace_content",
+         "discovery — NamespaceDeletionDiscoveryFailure: Discovery failed for some groups, 1 "
+         "failing: unable to retrieve the complete list of server APIs: metrics.k8s.io/v1beta1: "
+         "the server is currently unable to handle the request", [first],
+         rows(con, "SELECT advice FROM cause_sub_advice WHERE sub = 'discovery'")[0][0])]
+    assert rows(con, "SELECT advice FROM cause_sub_advice WHERE sub = 'discovery'")[0][0] \
+        .startswith("the namespace controller cannot list an aggregated API")
+
+
+def test_a_node_the_kubelet_reports_not_ready_says_why(loaded):
+    """kubernetes/kubeadm#1031: Ready=False KubeletNotReady, no CNI configuration. What
+    node_not_ready reads for a pod on it, and explain's step with the kubelet's message."""
+    from replayer.analyses.explain import explain
+    con = loaded["node-not-ready-1"]
+    assert rows(con, "SELECT name, ready, ready_reason, ready_since::VARCHAR, not_ready "
+                     "FROM node_health_at(data_end())") == [
+        ("devstats.cncf.io", "False", "KubeletNotReady", "2018-08-02 14:39:49", True)]
+    [story] = explain(con, "node/devstats.cncf.io")
+    assert ("condition", "Ready=False KubeletNotReady: runtime network not ready: "
+                         "NetworkReady=false reason:NetworkPluginNotReady message:docker: "
+                         "network plugin is not ready: cni config uninitialized", True) in [
+        (s["step"], s["detail"], s["derived"]) for s in story.timeline]

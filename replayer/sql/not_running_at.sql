@@ -194,6 +194,9 @@ c_containers AS (
     SELECT uid, cause,
            CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
                       WHEN 'crash_loop' THEN coalesce(probe_sub || ' — ', '')
+                      -- the runtime could not create it: not a command to fix
+                      WHEN 'run_container_error' THEN CASE reason
+                          WHEN 'CreateContainerError' THEN 'create — ' ELSE '' END
                 ELSE '' END || detail || coalesce('; ' || probe_lines, '')
            -- the Events' lines that say more than the container status already does
            || coalesce('; ' || nullif(array_to_string([i.line FOR i IN coalesce(items, [])
