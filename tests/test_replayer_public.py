@@ -89,6 +89,8 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     "create-container-error-1": {("Pod", "unnamed-image-registry-pod"):
                                  ("run_container_error", "create — unnamed-registry-container: "
                                   "CreateContainerError, failed to resolve symlink")},
+    "post-start-hook-1": {("Pod", "fedora389ds-74fc7d99b6-t2zrl"):
+                          ("run_container_error", "post_start_hook — FailedPostStartHook")},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
     # margin, judged below), node-not-ready-1 (a node without pods: nothing is stuck on it)
 }
@@ -408,3 +410,21 @@ def test_a_node_the_kubelet_reports_not_ready_says_why(loaded):
                          "NetworkReady=false reason:NetworkPluginNotReady message:docker: "
                          "network plugin is not ready: cni config uninitialized", True) in [
         (s["step"], s["detail"], s["derived"]) for s in story.timeline]
+
+
+def test_a_failed_post_start_hook_names_the_hook_and_its_output(loaded):
+    """onosproject/onos-helm-charts#557: the FailedPostStartHook Event alone (a pod stub, no
+    status) names the cause — the hook's command exited 1 at a prompt for a Bind DN — and
+    the advice is the hook's, not the entrypoint's."""
+    con = loaded["post-start-hook-1"]
+    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
+    [(name, cause, detail, evidence, advice)] = rows(
+        con, "SELECT name, c.cause, c.detail, c.evidence, finding_advice(c.cause, c.detail) "
+             "FROM not_running_at(data_end(), threshold_s := 0), unnest(causes) u(c)")
+    assert (name, cause, evidence) == ("fedora389ds-74fc7d99b6-t2zrl", "run_container_error",
+                                       [first + 1])
+    assert detail.startswith("post_start_hook — FailedPostStartHook, 2021-11-04T11:59:00Z: "
+                             "Exec lifecycle hook ([/bin/sh -c sleep 3 && ")
+    assert detail.endswith("exited with 1: , message: \"Enter Bind DN: Error: EOF when reading "
+                           "a line\\nEnter Bind DN: Error: EOF when reading a line\\n\"")
+    assert advice.startswith("the container's postStart hook failed")

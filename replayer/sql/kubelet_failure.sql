@@ -6,8 +6,10 @@
 --     inspect image …" → image_pull;
 --   "Error: configmap "x" not found", "Error: couldn't find key K in Secret …" → container_config;
 --   "Back-off restarting failed container …" → crash_loop;
---   "Error: failed to start container …", "… executable file not found …" → run_container_error.
+--   "Error: failed to start container …", "… executable file not found …" → run_container_error;
+--   FailedPostStartHook (the hook failed and the kubelet killed the container) → run_container_error.
 CASE
+    WHEN reason = 'FailedPostStartHook' THEN 'run_container_error'
     WHEN reason NOT IN ('Failed', 'BackOff', 'InspectFailed', 'ErrImageNeverPull') THEN NULL
     WHEN message ILIKE '%pull%image%' OR message ILIKE 'Error: ErrImagePull%'
          OR message ILIKE 'Error: ImagePullBackOff%' OR message ILIKE '%InvalidImageName%'

@@ -86,7 +86,7 @@ last_event AS (
 -- the Events naming each failure: their deduplicated lines (the decisive ones, not a
 -- bare "Error: <reason>" when there is more) and every message, for sub-reasons
 failure_events AS (
-    SELECT uid, failure,
+    SELECT uid, failure, bool_or(reason = 'FailedPostStartHook') AS post_start_hook,
            coalesce(list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
                          ORDER BY last_at DESC, reason, message) FILTER (WHERE NOT bare),
                     list({'line': line, 'text': regexp_replace(message, '^Error: ', '')}
@@ -195,8 +195,10 @@ c_containers AS (
            CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
                       WHEN 'crash_loop' THEN coalesce(probe_sub || ' — ', '')
                       -- the runtime could not create it: not a command to fix
-                      WHEN 'run_container_error' THEN CASE reason
-                          WHEN 'CreateContainerError' THEN 'create — ' ELSE '' END
+                      WHEN 'run_container_error' THEN CASE
+                          WHEN reason = 'CreateContainerError' THEN 'create — '
+                          WHEN reason = 'PostStartHookError' OR post_start_hook
+                              THEN 'post_start_hook — ' ELSE '' END
                 ELSE '' END || detail || coalesce('; ' || probe_lines, '')
            -- the Events' lines that say more than the container status already does
            || coalesce('; ' || nullif(array_to_string([i.line FOR i IN coalesce(items, [])
@@ -209,6 +211,7 @@ c_containers AS (
                             ORDER BY w.name) AS detail,
                  any_value(fe.items) AS items,
                  any_value(pk.sub) AS probe_sub, any_value(pk.lines) AS probe_lines,
+                 coalesce(bool_or(fe.post_start_hook), false) AS post_start_hook,
                  [any_value(s.event_id)] || coalesce(any_value(fe.ids), [])
                      || coalesce(flatten(list(o.ids)), []) || coalesce(any_value(pk.ids), [])
                      AS evidence
@@ -230,7 +233,8 @@ init_events AS (
 -- the kubelet's Failed/BackOff Events name a cause the recorded status may not show
 c_kubelet_events AS (
     SELECT e.uid, e.failure AS cause,
-           CASE e.failure WHEN 'image_pull' THEN image_pull_sub(NULL, e.messages) || ' — '
+           CASE WHEN e.failure = 'image_pull' THEN image_pull_sub(NULL, e.messages) || ' — '
+                WHEN e.post_start_hook THEN 'post_start_hook — '
                 ELSE '' END || array_to_string([i.line FOR i IN e.items], '; ') AS detail,
            e.ids AS evidence
     FROM failure_events e
