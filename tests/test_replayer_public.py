@@ -91,6 +91,9 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
                                   "CreateContainerError, failed to resolve symlink")},
     "post-start-hook-1": {("Pod", "fedora389ds-74fc7d99b6-t2zrl"):
                           ("run_container_error", "post_start_hook — FailedPostStartHook")},
+    # a Lost claim names the volume it was bound to
+    "pvc-lost-1": {("PersistentVolumeClaim", "pvcclaim6"):
+                   ("pvc_lost", "phase Lost — its volume demosc5-a7e8483a-cd6b-11e8-a0ae-0242ac110010")},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
     # margin, judged below), node-not-ready-1 (a node without pods: nothing is stuck on it)
 }

@@ -30,10 +30,10 @@
 --     recording holds StorageClasses, the claim's class absent from their list at ts,
 --     the list named — / other ProvisioningFailed or FailedBinding / ExternalProvisioning /
 --     WaitForFirstConsumer or WaitForPodScheduled);
---   pvc_lost: a claim in phase Lost (ClaimLost); pv_released: a volume Released by its
---     claim (reclaim policy Retain: an administrator must act — stuck only with policy
---     Delete, past threshold_s: its deleter has not removed it); pv_failed: a volume in
---     phase Failed (VolumeFailedDelete, VolumeFailedRecycle);
+--   pvc_lost: a claim in phase Lost (ClaimLost), naming its volume; pv_released: a volume
+--     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
+--     with policy Delete, past threshold_s: its deleter has not removed it); pv_failed: a
+--     volume in phase Failed (VolumeFailedDelete, VolumeFailedRecycle);
 --   no_ready_endpoints: a Service whose selector matches no Ready pod (service_findings_at).
 -- `since` is the earliest evidence of the state: the condition's lastTransitionTime, the
 -- deciding Event's first time, the current status's first receipt.
@@ -216,7 +216,7 @@ missing AS (
 storage AS MATERIALIZED (
     SELECT l.kind, l.cluster, l.namespace, l.name, l.uid, l.event_id, l.received_at, v.phase,
            v.storage_class, v.reclaim_policy, v.claim_namespace, v.claim_name,
-           v.status_reason, v.status_message
+           v.volume_name, v.status_reason, v.status_message
     FROM state_at(ts) l JOIN volumes v USING (event_id)
     WHERE l.kind IN ('PersistentVolumeClaim', 'PersistentVolume')),
 claim_events AS (
@@ -274,7 +274,9 @@ phases AS (
            concat_ws(' — ', 'phase ' || s.phase,
                      CASE WHEN s.kind = 'PersistentVolume' THEN
                          coalesce('claim ' || s.claim_namespace || '/' || s.claim_name, '')
-                         || coalesce(', reclaim policy ' || s.reclaim_policy, '') END,
+                         || coalesce(', reclaim policy ' || s.reclaim_policy, '')
+                          -- the volume a Lost claim was bound to (gone, or bound elsewhere)
+                          ELSE 'its volume ' || s.volume_name END,
                      coalesce(e.e.reason || ': ' || e.e.message,
                               s.status_reason || coalesce(': ' || s.status_message, ''))) AS detail,
            [s.event_id] || coalesce(e.e.ids, []) AS evidence, s.event_id,
