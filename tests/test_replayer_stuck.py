@@ -12,7 +12,7 @@ END_ROWS = [
     ("Pod", "fg", "fg-5d9655cdbf-6s4c9", "finalizers", ["finalizers"]),
     ("Pod", "hold", "busy", "containers_not_exiting", ["containers_not_exiting"]),
     ("Pod", "hold", "held", "finalizers", ["finalizers"]),
-    ("Pod", "hold", "hooked", "prestop_hook", ["prestop_hook", "containers_not_exiting"]),
+    ("Pod", "hold", "hooked", "containers_not_exiting", ["containers_not_exiting", "prestop_hook"]),
     ("Pod", "lost", "victim", "node_not_ready", ["node_not_ready", "containers_not_exiting"]),
     ("ReplicaSet", "fg", "fg-5d9655cdbf", "foreground_dependents", ["foreground_dependents"]),
 ]

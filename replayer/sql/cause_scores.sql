@@ -45,6 +45,6 @@ VALUES
     ('foreground_dependents', 85, 'a foreground deletion waits on blocking dependents (the deepest named)', NULL, NULL),
     ('namespace_content', 85, 'a deleted namespace still holds objects or its deletion conditions report a failure', NULL, NULL),
     ('finalizers', 80, 'finalizers still on the object, each with who added it (and the pods or claims a protection finalizer waits for)', 50, 'the pod''s containers still run'),
-    ('prestop_hook', 70, 'a preStop hook has not returned and containers still run (FailedPreStopHook Event)', 55, 'no FailedPreStopHook Event'),
+    ('prestop_hook', 70, 'a preStop hook has not returned and containers still run (FailedPreStopHook Event); without that Event the hook is only declared, and ranks below a kill that did not end the containers: the kubelet waits for a hook no longer than the grace period (+2 s), then stops the containers', 40, 'no FailedPreStopHook Event'),
     ('containers_not_exiting', 60, 'containers still run past the grace period (ExceededGracePeriod, FailedKillPod Events)', 45, 'no kubelet Event'),
     ('volume_detach', 60, 'a volume cannot be unmounted or detached (FailedUnMount, FailedDetachVolume, FailedMapVolume)', 40, 'only a VolumeAttachment of the pod''s claims still attached to its node')
