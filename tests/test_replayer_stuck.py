@@ -37,7 +37,8 @@ def test_stuck_details_name_the_evidence(recorded):
     assert details["held"] == (
         "waiting for finalizers example.com/hold (added by kubectl-client-side-apply)")
     assert details["victim"] == ("node kwok-node-2 Ready=Unknown since 2026-11-30T07:12:01Z "
-                                 "(NodeStatusUnknown); Lease last renewed 2026-11-30T07:11:49Z")
+                                 "(NodeStatusUnknown: Kubelet stopped posting node status.); Lease last "
+                                 "renewed 2026-11-30T07:11:49Z")
     assert details["doomed"].startswith("NamespaceContentRemaining: Some resources are remaining")
     assert "NamespaceFinalizersRemaining" in details["doomed"]
 

@@ -15,7 +15,7 @@ latest AS (
     QUALIFY row_number() OVER (PARTITION BY r.cluster, r.name
                                ORDER BY r.rv DESC, r.event_id DESC) = 1),
 ready_since AS (
-    SELECT l.cluster, l.name, c.reason, c.last_transition
+    SELECT l.cluster, l.name, c.reason, c.message, c.last_transition
     FROM latest l JOIN conditions c ON c.event_id = l.event_id AND c.type = 'Ready'),
 lease_seen AS (
     SELECT cluster, max(received_at) AS last_at FROM raw_events
@@ -28,7 +28,8 @@ lease AS (
     QUALIFY row_number() OVER (PARTITION BY r.cluster, l.name
                                ORDER BY r.rv DESC, r.event_id DESC) = 1)
 SELECT l.cluster, l.name, l.type IN ('DELETED', 'INFERRED_DELETED') AS deleted, l.ready,
-       rs.reason AS ready_reason, rs.last_transition AS ready_since, l.event_id,
+       rs.reason AS ready_reason, rs.message AS ready_message, rs.last_transition AS ready_since,
+       l.event_id,
        le.renew_time AS lease_renewed_at, coalesce(le.stale, false) AS lease_stale,
        le.event_id AS lease_event_id,
        l.type NOT IN ('DELETED', 'INFERRED_DELETED')
