@@ -258,8 +258,9 @@ def test_kafka_reading_again_from_the_end_does_not_wait_for_the_last_reads_fetch
 
 
 def _segment(tmp_path) -> str:
+    """The one segment of the topic (the writer keeps a time index beside it)."""
     topic_dir = tmp_path / "log" / "t.pods"
-    (segment,) = sorted(os.listdir(topic_dir))
+    (segment,) = sorted(n for n in os.listdir(topic_dir) if n.endswith(layout.SEGMENT_SUFFIX))
     return str(topic_dir / segment)
 
 
