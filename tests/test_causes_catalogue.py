@@ -1,10 +1,7 @@
 """docs/causes.md — every reason string Kubernetes writes and the ktrace cause that reads
 it — held equal to the SQL's cause vocabulary, to the tests, and to the Kubernetes source.
 
-Rows whose test is ``pending: CAUSE`` name causes being built on other branches this round:
-they are exempt from the vocabulary and test checks, and listed (``pytest -s`` prints them)
-until the lead fills in their tests after merging; ``untested`` rows (handled by the SQL, in
-no test's data) are listed likewise."""
+``untested`` rows (handled by the SQL, in no test's data) are allowed and counted."""
 
 from __future__ import annotations
 
@@ -35,7 +32,6 @@ class Row:
     source: str
     causes: tuple[str, ...]  # empty when unhandled
     tests: tuple[tuple[str, str], ...]  # (file, function)
-    pending: tuple[str, ...]
     untested: bool
     cells: tuple[str, ...]
 
@@ -61,7 +57,6 @@ def _row(line: str) -> Row:
                causes=() if cause.startswith("unhandled:") else tuple(
                    re.findall(r"`([a-z_]+)`", cause)),
                tests=tuple(TEST_REF.findall(test)),
-               pending=tuple(re.findall(r"pending: ([a-z_]+)", test)),
                untested=test.startswith("untested"), cells=cells)
 
 
@@ -96,22 +91,16 @@ def test_every_row_is_well_formed(rows: list[Row]):
         assert row.source in NOT_A_FILE or re.fullmatch(
             r"(pkg|plugin|staging/src/k8s\.io/[a-z-]+)/[\w./-]+\.go", row.source), row.cells
         if row.causes:
-            assert row.tests or row.pending or row.untested, (
-                f"a handled row names its test, 'pending: CAUSE' or 'untested': {row.cells}")
+            assert row.tests or row.untested, (
+                f"a handled row names its test or 'untested': {row.cells}")
         else:
             assert row.cells[3].startswith("unhandled: ") and row.cells[4] == "—", row.cells
 
 
 def test_every_cause_in_the_catalogue_is_in_the_sql(rows: list[Row], tmp_path: Path):
     vocabulary = sql_vocabulary(tmp_path)
-    unknown = {(c, r.reason) for r in rows for c in r.causes
-               if c not in vocabulary and c not in r.pending}
+    unknown = {(c, r.reason) for r in rows for c in r.causes if c not in vocabulary}
     assert unknown == set()
-    # the pending rows skipped: the lead's list, emptied as their tests are filled in
-    pending = sorted({(c, r.reason) for r in rows for c in r.pending})
-    ready = sorted({c for c, _ in pending if c in vocabulary})
-    print(f"\n{len(pending)} pending rows: " + ", ".join(f"{c} ({x})" for c, x in pending))
-    print(f"pending causes already in the SQL (fill in their tests): {ready or 'none'}")
 
 
 def test_every_sql_cause_is_in_the_catalogue(rows: list[Row], tmp_path: Path):
