@@ -77,6 +77,23 @@ def db_option(func: Callable) -> Callable:
                         help="The replay database (DuckDB file).")(func)
 
 
+def rebuild_option(func: Callable) -> Callable:
+    """--rebuild of a command that loads a database (passes ``rebuild``)."""
+    return click.option("--rebuild", is_flag=True,
+                        help="Start an existing database over (a ktrace database "
+                             "only).")(func)
+
+
+def new_db_options(default: str) -> Callable[[Callable], Callable]:
+    """--db and --rebuild of a command that makes a database of its own (demo, incident):
+    a new file, ``default`` when not given."""
+    def decorate(func: Callable) -> Callable:
+        return click.option("--db", "db_path", type=click.Path(dir_okay=False),
+                            help=f"Keep the database here, a new file (default: {default}).")(
+            rebuild_option(func))
+    return decorate
+
+
 def parquet_option(func: Callable) -> Callable:
     return click.option("--parquet", "parquet_dir", type=click.Path(file_okay=False),
                         help="Read a `ktrace export` Parquet directory in place instead of "

@@ -6,9 +6,10 @@ run them, so that `--help` and the commands that need none of them start fast.""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -71,21 +72,24 @@ def query(sql: str, params: tuple[tuple[str, str], ...], timeout: float, write: 
         emit(Answer.of(dynamic_view("query", result[0]), result), output)
 
 
-def target_namespace(con: Any, target: str, namespace: str | None, cluster: str | None,
-                     all_namespaces: bool) -> str | None:
-    """The namespace of a POD | KIND/NAME target without -n (ktrace.namespaces)."""
-    ref = ObjectRef.parse(target)
-    return resolve_namespace(con, ref.kind.kind, [ref.name], namespace, cluster,
-                             all_namespaces=all_namespaces)
+def about_one_target(func: Callable) -> Callable:
+    """A command about one POD | KIND/NAME: the argument, -n/-A/--cluster, --db and -o. The
+    command gets the target's namespace resolved when -n is not given (ktrace.namespaces)."""
+    @functools.wraps(func)
+    def resolved(target: str, namespace: str | None, all_namespaces: bool,
+                 cluster: str | None, con: Any, output: str) -> Any:
+        ref = ObjectRef.parse(target)
+        namespace = resolve_namespace(con, ref.kind.kind, [ref.name], namespace, cluster,
+                                      all_namespaces=all_namespaces)
+        return func(target, namespace, cluster, con, output)
+
+    return click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)(
+        target_scope_options(with_db(output_option(resolved))))
 
 
 @click.command(short_help="A pod's (or a workload's pods') lifecycle, step by step.")
-@click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
-@target_scope_options
-@with_db
-@output_option
-def timeline(target: str, namespace: str | None, all_namespaces: bool, cluster: str | None, con,
-             output: str) -> None:
+@about_one_target
+def timeline(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
     """A pod's lifecycle (or every pod of a workload): steps, times, deltas, components.
     POD is NAME, pod/NAME or po/NAME; KIND/NAME a workload: deploy/web, rs/…, sts/…, ds/…,
     job/…
@@ -97,17 +101,12 @@ def timeline(target: str, namespace: str | None, all_namespaces: bool, cluster: 
       ktrace timeline po/web-67f56bfc69-nb8v8 --cluster prod
       ktrace timeline deploy/web -n shop -o wide"""
     from replayer.analyses.timeline import timeline as pod_timeline
-    namespace = target_namespace(con, target, namespace, cluster, all_namespaces)
     emit(Answer.of(views.TIMELINE, pod_timeline(con, target, namespace, cluster)), output)
 
 
 @click.command(short_help="One object's whole story, in sentences with evidence.")
-@click.argument("target", metavar="POD | KIND/NAME", shell_complete=complete_targets)
-@target_scope_options
-@with_db
-@output_option
-def explain(target: str, namespace: str | None, all_namespaces: bool, cluster: str | None, con,
-            output: str) -> None:
+@about_one_target
+def explain(target: str, namespace: str | None, cluster: str | None, con, output: str) -> None:
     """One object's whole story: its timeline and every finding about it, in plain
     sentences with evidence ids and what to do. KIND is any name kubectl takes: pod/po,
     deploy, rs, pvc, pv, ns, no, sts, ds, job… Any recorded object, finished or not: a
@@ -123,7 +122,6 @@ def explain(target: str, namespace: str | None, all_namespaces: bool, cluster: s
       ktrace explain deploy/web -n shop -o yaml
       ktrace explain job/migrate -o json"""
     from replayer.analyses.explain import explain as explain_object
-    namespace = target_namespace(con, target, namespace, cluster, all_namespaces)
     stories = explain_object(con, target, namespace, cluster)
     if output not in ("table", "wide"):
         emit_document([s.as_dict() for s in stories], output, "explain",

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import click
 
 from ktrace.databases import (db_option, demo_db_path, incident_db_path, loading_database,
-                              refuse_existing, remember_database)
+                              new_db_options, rebuild_option, refuse_existing,
+                              remember_database)
 from ktrace.loading import (check_strict, check_window, echo_summary, load_and_find,
                             progress_bar)
 from ktrace.options import (html_option, kafka_options, kinds_option, loaded_namespace_option,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 @click.option("--cluster", help="Load only records of this cluster.")
 @click.option("--since", metavar="TIME", help=f"Start at this time: {TIME_FORMS}.")
 @click.option("--until", metavar="TIME", help="Stop at this time (the same forms).")
-@click.option("--rebuild", is_flag=True, help="Start the database over.")
+@rebuild_option
 @click.option("--follow", is_flag=True, help="Keep loading new records until interrupted.")
 @click.option("--metrics-port", type=click.IntRange(0, 65535),
               help="With --follow: serve the findings as Prometheus metrics on this port "
@@ -162,7 +163,7 @@ def echo_catch_up(metrics: Callable[[int], None] | None = None
 @namespace_option
 @click.option("--cluster", default="imported", show_default=True,
               help="Cluster name stored in the imported records.")
-@click.option("--rebuild", is_flag=True, help="Start the database over.")
+@rebuild_option
 @redaction_options
 def import_(files: tuple[str, ...], db_path: str, namespace: str | None, cluster: str,
             rebuild: bool, redact: tuple[str, ...], no_redact: bool) -> None:
@@ -194,10 +195,7 @@ def demo_recording() -> str:
 
 
 @click.command(short_help="Replay the packaged recording and print what ktrace finds.")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the demo database here, a new file (default: the demo's own, "
-                   "$XDG_CACHE_HOME/ktrace/demo.duckdb, rebuilt on every run).")
-@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
+@new_db_options("the demo's own, $XDG_CACHE_HOME/ktrace/demo.duckdb, rebuilt on every run")
 @sections_output_options
 @html_option
 def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None) -> None:
@@ -230,10 +228,7 @@ def demo(db_path: str | None, rebuild: bool, out: Output, html_path: str | None)
 @kafka_options
 @click.option("--since", metavar="TIME", required=True, help=f"Window start: {TIME_FORMS}.")
 @click.option("--until", metavar="TIME", help="Window end (default: now).")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False),
-              help="Keep the window's database here, a new file (default: a new file named "
-                   "after the window in the current directory).")
-@click.option("--rebuild", is_flag=True, help="Start an existing --db over.")
+@new_db_options("a file named after the window in the current directory")
 @loaded_namespace_option
 @kinds_option
 @click.option("--cluster", help="Load only this cluster's records.")
