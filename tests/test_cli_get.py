@@ -135,17 +135,28 @@ def test_several_kinds_print_one_table_each_as_kubectl_does(demo_db):
     out = run("get", "pods,deploy", "-n", "race", "--no-headers", "--db", demo_db)
     tables = out.split("\n\n")
     assert len(tables) == 2
-    assert all(line.startswith("race       web") for line in out.splitlines() if line)
-    assert [line.split()[1] for line in tables[1].splitlines()] == ["web"]
+    assert all(line.startswith("web") for line in out.splitlines() if line)
+    assert [line.split()[0] for line in tables[1].splitlines()] == ["web"]
     assert "NAME" not in out
     assert run("get", "pod/held", "deploy/web", "-n", "race", "--db", demo_db, "-o", "name") \
         == "deployment/web\n"  # held is in namespace hold
 
 
+def test_namespace_column_only_when_the_table_spans_namespaces(demo_db):
+    """As kubectl: -n, or named objects, print no NAMESPACE column; the default (every
+    namespace) and -A do; -o csv keeps the column either way."""
+    assert run("get", "pods", "--db", demo_db).split()[0] == "NAMESPACE"
+    assert run("get", "pods", "-n", "race", "--db", demo_db).split()[0] == "NAME"
+    assert run("get", "pod/held", "--db", demo_db).split()[0] == "NAME"
+    assert run("get", "pod/held", "-A", "--db", demo_db).split()[0] == "NAMESPACE"
+    assert run("get", "pods", "-n", "race", "-o", "csv", "--db", demo_db).startswith(
+        "namespace,")
+
+
 def test_show_labels_and_label_columns_as_kubectl_prints_them(demo_db):
     lines = run("get", "pods", "-n", "race", "-L", "app,missing", "--show-labels",
                 "--db", demo_db).splitlines()
-    assert lines[0].split() == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "NODE",
+    assert lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "NODE",
                                 "AGE", "APP", "MISSING", "LABELS"]
     assert lines[1].endswith("  web           app=web,pod-template-hash=c8dc546c7")  # the rolled ReplicaSet's
 

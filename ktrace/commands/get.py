@@ -161,7 +161,8 @@ def get(targets: tuple[str, ...], at: str | None, selector: str | None,
         rows = [dict(zip(columns, r)) for r in data]
         if sort_by:
             rows.sort(key=lambda row: sort_key(sort_by, row))
-        answers.append((kind, names, rows))
+        # kubectl's NAMESPACE column: with -A, or a list of every namespace's objects
+        answers.append((kind, all_namespaces or (where is None and not names), rows))
     if output in ("json", "yaml"):
         everything = [row for _, _, rows in answers for row in rows]
         one = len(groups) == 1 and len(groups[0][1]) == 1
@@ -171,17 +172,22 @@ def get(targets: tuple[str, ...], at: str | None, selector: str | None,
                   show_labels, when, namespace)
 
 
-def _print_tables(answers: list[tuple[str, tuple[str, ...], list[dict[str, Any]]]],
+def _print_tables(answers: list[tuple[str, bool, list[dict[str, Any]]]],
                   out: Output, keys: list[str], show_labels: bool, when: Any,
                   namespace: str | None) -> None:
-    """Each kind's table, a blank line between them, as kubectl prints several kinds."""
-    shown = [(kind, rows) for kind, _, rows in answers if rows]
+    """Each kind's table, a blank line between them, as kubectl prints several kinds; a
+    table of one namespace's objects (-n, or named objects without -A) has no NAMESPACE
+    column."""
+    shown = [(kind, spans, rows) for kind, spans, rows in answers if rows]
     if not shown:
         click.echo("No resources found" + (f" in {namespace} namespace." if namespace
                                            else "."), err=True)
         return
-    for i, (kind, rows) in enumerate(shown):
+    for i, (kind, spans_namespaces, rows) in enumerate(shown):
         view = decorated(views.GET_VIEWS.get(kind, views.GET_OTHER), keys, show_labels)
+        if not spans_namespaces and out.fmt in ("table", "wide"):
+            view = dataclasses.replace(view, columns=tuple(c for c in view.columns
+                                                           if c.key != "namespace"))
         rows = [with_labels({k: v for k, v in r.items() if k != "as_recorded"}, keys,
                             show_labels)
                 for r in rows]
