@@ -68,6 +68,9 @@ class Column:
     drop: int | None = None
     #: the key of the row's flag that makes this value a lower bound: a table prints ≥ before it
     at_least: str | None = None
+    #: the key of the row's time whose age a table prints after the value, as kubectl's
+    #: RESTARTS does: ``3 (2m ago)``
+    since: str | None = None
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS and self.show in SHOWS and self.fit in (None, *FITS), self
@@ -218,6 +221,11 @@ def _one_day(answer: Answer, column: Column) -> bool:
     return len(days) <= 1
 
 
+def _ago(when: Any, now: datetime | None) -> str:
+    return f" ({duration((now - when).total_seconds())} ago)" if (
+        isinstance(when, datetime) and now is not None) else ""
+
+
 def _cell(value: Any, column: Column, *, now: datetime | None, wide: bool,
           dated: bool = False) -> str:
     if value is None:
@@ -349,6 +357,7 @@ def table_text(answer: Answer, out: Output, *, section: str | None = None) -> st
     dated = {c.key for c in columns if c.kind == "clock" and not _one_day(answer, c)}
     cells = [[("≥" if c.at_least and row[c.at_least] else "")
               + _cell(row[c.key], c, now=answer.now, wide=wide, dated=c.key in dated)
+              + _ago(row.get(c.since) if c.since else None, answer.now)
               for c in columns] for row in answer.rows]
     caps = [c.max_width or (WIDE_CELL_MAX if wide else None) for c in columns]
     widths = [min(max([len(c.title)] + [len(r[i]) for r in cells]), caps[i] or 10**6)

@@ -226,7 +226,12 @@ GET_VIEWS = {
     "Pod": _get_view("Pod", (NS, NAME, C("ready", "ready containers / containers"),
                              C("status", "STATUS as kubectl prints it (Running, "
                                          "CrashLoopBackOff, Init:0/1, Terminating, …)", fit="whole"),
-                             C("restarts", "restarts of its containers"),
+                             C("restarts", "restarts of its containers (a table adds how "
+                                           "long ago the last one was)",
+                               since="last_restart_at"),
+                             C("last_restart_at", "when a restarted container last stopped "
+                                                  "(its lastState.terminated.finishedAt)",
+                               show="data"),
                              C("ip", "pod IP", show="wide"),
                              C("node", "the node it runs on"))),
     "Deployment": _get_view("Deployment", (NS, NAME, C("ready", "ready / desired replicas"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime, timedelta
 
 import pytest
 import yaml
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
 from replayer.analyses.get import pod_status
+from schemas.formats import duration
 
 END = "2026-12-07T14:38:30Z"
 #: public specimens and what `kubectl get pods` showed for them (EXPECTED.md, the pastes)
@@ -203,9 +205,10 @@ def test_a_name_in_two_namespaces_needs_n(demo_db, monkeypatch, tmp_path):
 
 def _container(state: str, *, init: bool = False, sidecar: bool = False, ready: bool = False,
                reason: str | None = None, exit_code: int | None = None,
-               restarts: int = 0) -> dict:
+               restarts: int = 0, last_stop: str | None = None) -> dict:
     return {"init": init, "sidecar": sidecar, "ready": ready, "state": state, "reason": reason,
-            "exit_code": exit_code, "signal": None, "restart_count": restarts}
+            "exit_code": exit_code, "signal": None, "restart_count": restarts,
+            "last_finished_at": last_stop and datetime.fromisoformat(last_stop)}
 
 
 def _pod(*containers: dict, initialized: bool = False, pod_ready: bool = False,
@@ -249,3 +252,48 @@ def _pod(*containers: dict, initialized: bool = False, pod_ready: bool = False,
 def test_pod_ready_status_and_restarts_follow_kubectls_printer(pod, shown):
     row = pod_status(pod)
     assert (row["ready"], row["status"], row["restarts"]) == shown
+
+
+@pytest.mark.parametrize("pod,last", [
+    # initializing: only the init containers read so far count, not a main container's
+    (_pod(_container("waiting", init=True, reason="CrashLoopBackOff", restarts=2,
+                     last_stop="2026-12-07T10:00:00"),
+          _container("waiting", restarts=1, last_stop="2026-12-07T11:00:00")), "10:00"),
+    # initialized: sidecars and main containers, not a finished init container's old run
+    (_pod(_container("terminated", init=True, exit_code=0, restarts=1,
+                     last_stop="2026-12-07T12:00:00"),
+          _container("running", init=True, sidecar=True, restarts=1,
+                     last_stop="2026-12-07T10:30:00"),
+          _container("running", ready=True, restarts=1, last_stop="2026-12-07T10:15:00"),
+          initialized=True), "10:30"),
+    (_pod(_container("running", ready=True), initialized=True), None),
+])
+def test_the_last_restart_is_that_of_the_containers_kubectl_counts(pod, last):
+    at = pod_status(pod)["last_restart_at"]
+    assert (at and at.strftime("%H:%M")) == last
+
+
+@pytest.fixture(scope="module")
+def node_scenarios(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("get") / "node.duckdb")
+    run("replay", "tests/data/node/scenarios/recording", "--db", path)
+    return path
+
+
+@pytest.mark.parametrize("namespace,pod,init", [("crash", "crasher", False),
+                                                ("crash", "initcrash", True)])
+def test_restarts_say_how_long_ago_as_kubectl_does(node_scenarios, namespace, pod, init):
+    """RESTARTS reads "4 (27s ago)": the latest lastState.terminated.finishedAt of the
+    containers counted (an initializing pod's init containers), read here from the object
+    as recorded, against the moment shown (the data's end: created + AGE)."""
+    (row,) = rows("get", "pod/" + pod, "-n", namespace, "--db", node_scenarios)
+    recorded = json.loads(run("get", "pod/" + pod, "-n", namespace, "--db", node_scenarios,
+                              "-o", "json"))
+    statuses = recorded["status"]["initContainerStatuses" if init else "containerStatuses"]
+    finished = max(s["lastState"]["terminated"]["finishedAt"] for s in statuses
+                   if "terminated" in s.get("lastState", {}))
+    assert row["last_restart_at"].startswith(finished.removesuffix("Z"))
+    end = datetime.fromisoformat(row["created_at"]) + timedelta(seconds=float(row["age_s"]))
+    ago = duration((end - datetime.fromisoformat(finished)).total_seconds())
+    table = run("get", "pod/" + pod, "-n", namespace, "--db", node_scenarios).splitlines()
+    assert table[1].split()[3:6] == [str(row["restarts"]), f"({ago}", "ago)"]

@@ -63,6 +63,7 @@ def pod_status(row: dict[str, Any]) -> dict[str, Any]:
         row["status_reason"] or row["phase"] or "Unknown")
     restarts = sidecar_restarts = ready = 0
     initializing = False
+    looked_at = init  # the init containers kubectl's loop reads: up to the first not done
     for i, c in enumerate(init):
         restarts += c["restart_count"]
         sidecar_restarts += c["restart_count"] if c["sidecar"] else 0
@@ -77,7 +78,7 @@ def pod_status(row: dict[str, Any]) -> dict[str, Any]:
             reason = "Init:" + c["reason"]
         else:
             reason = f"Init:{i}/{row['spec_init_containers'] or len(init)}"
-        initializing = True
+        initializing, looked_at = True, init[:i + 1]
         break
     if not initializing or row["initialized"]:
         restarts, reason, ready = _main_status(main, reason, row["pod_ready"], sidecar_restarts,
@@ -87,7 +88,17 @@ def pod_status(row: dict[str, Any]) -> dict[str, Any]:
     elif row["deletion_at"] is not None and row["phase"] not in ("Succeeded", "Failed"):
         reason = "Terminating"
     total = (row["spec_containers"] or len(main)) + sum(1 for c in init if c["sidecar"])
-    return {**row, "ready": f"{ready}/{total}", "status": reason, "restarts": restarts}
+    return {**row, "ready": f"{ready}/{total}", "status": reason, "restarts": restarts,
+            "last_restart_at": restarts and _last_stop(
+                looked_at if initializing and not row["initialized"]
+                else [c for c in looked_at if c["sidecar"]] + main) or None}
+
+
+def _last_stop(containers: list[dict[str, Any]]) -> Any:
+    """When the latest of these containers' previous runs ended (lastState.terminated's
+    finishedAt): the time kubectl's RESTARTS says "ago" of."""
+    return max((c["last_finished_at"] for c in containers if c["last_finished_at"]),
+               default=None)
 
 
 def _main_status(main: list[dict[str, Any]], reason: str, pod_ready: bool | None,
@@ -136,7 +147,8 @@ LISTINGS: dict[str, Listing] = {
         "  p.spec_containers, p.spec_init_containers, "
         "  (SELECT list({'init': c.init, 'sidecar': c.sidecar, 'ready': c.ready, "
         "    'state': c.state, 'reason': c.reason, 'exit_code': c.exit_code, "
-        "    'signal': c.signal, 'restart_count': c.restart_count} ORDER BY c.name) "
+        "    'signal': c.signal, 'restart_count': c.restart_count, "
+        "    'last_finished_at': c.last_finished_at} ORDER BY c.name) "
         "    FROM containers c WHERE c.event_id = o.event_id) AS containers, "
         "  (SELECT bool_or(k.status = 'True') FILTER (WHERE k.type = 'Initialized') "
         "    FROM conditions k WHERE k.event_id = o.event_id) AS initialized, "
@@ -145,7 +157,7 @@ LISTINGS: dict[str, Listing] = {
         "  (SELECT bool_or(k.type = 'PodScheduled' AND k.reason = 'SchedulingGated') "
         "    FROM conditions k WHERE k.event_id = o.event_id) AS scheduling_gated "
         "FROM o JOIN pods p USING (event_id)",
-        ("namespace", "name", "ready", "status", "restarts", "ip", "node"),
+        ("namespace", "name", "ready", "status", "restarts", "last_restart_at", "ip", "node"),
         {"spec.nodeName": "node", "status.phase": "phase", "status.podIP": "ip"},
         pod_status),
     "Deployment": Listing(_WORKLOAD, ("namespace", "name", "ready", "up_to_date", "available"), {}, _ratio),
