@@ -68,6 +68,22 @@ Moment = Annotated[str | None, Field(description="A moment: RFC 3339 (2026-11-30
                                                  "(before now); default: the data's end.")]
 
 
+
+def target_namespace(con: Any, target: str, namespace: str | None,
+                     cluster: str | None) -> str | None:
+    """A target named without a namespace must be in one: two objects of one name in two
+    namespaces are two stories, and an agent must choose (as `ktrace explain` refuses)."""
+    from replayer.analyses.scope import namespaces_named
+    from schemas.kinds import ObjectRef
+    if namespace is not None:
+        return namespace
+    ref = ObjectRef.parse(target)
+    found = namespaces_named(con, ref.kind.kind, [ref.name], cluster)
+    if len(found) > 1:
+        raise ToolError(f"{ref.kind.kind} {ref.name!r} is in {len(found)} namespaces "
+                        f"({', '.join(found)}): pass namespace")
+    return None
+
 @dataclass(frozen=True)
 class Page:
     """The part of a list answer one call returns: ``limit`` items from ``offset``."""
@@ -170,6 +186,7 @@ class Tools:
         from replayer.analyses.explain import explain as explain_object
         page = Page.of(limit, cursor)
         with self.connection() as con:
+            namespace = target_namespace(con, target, namespace, cluster)
             stories = [s.as_dict() for s in explain_object(con, target, namespace, cluster)]
         return answer(page.cut(stories), page, len(stories) > page.end)
 
@@ -178,6 +195,7 @@ class Tools:
         from replayer.analyses.timeline import timeline as pod_timeline
         page = Page.of(limit, cursor)
         with self.connection() as con:
+            namespace = target_namespace(con, target, namespace, cluster)
             return rows_answer(Answer.of(views.TIMELINE,
                                          pod_timeline(con, target, namespace, cluster)), page)
 

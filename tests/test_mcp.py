@@ -181,6 +181,9 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(demo_db: str, tmp_
     async def body(client: Client) -> None:
         for tool, arguments, says in [
             ("explain", {"target": "no-such-pod"}, "no pod 'no-such-pod'"),
+            # one name in two namespaces is two stories: the agent must choose, as the CLI asks
+            ("explain", {"target": "deploy/web"}, "in 2 namespaces (graceful, race)"),
+            ("timeline", {"target": "deploy/web"}, "in 2 namespaces (graceful, race)"),
             ("evidence", {"id": "po:00000000:1"}, "po:00000000:1"),
             ("stuck", {"margin": "soon"}, "margin"),
             ("stuck", {"only": "sideways"}, "only"),
