@@ -3,8 +3,9 @@
 its Service, the stretches the recording did not see, and how far the follower is behind.
 
 The follower refreshes them between catch-ups — the only time it has the database closed —
-on a read-only connection, and a scrape serves the last refresh, so a scrape never waits on
-a load nor blocks one. Label values are bounded (docs/agents.md, "Metrics"): kinds, causes,
+on a read-only connection, at most every ``every_s`` while records keep coming (a refresh
+runs the analyses, seconds at a large recording, and each catch-up would wait for it), and a
+scrape serves the last refresh, so a scrape never waits on a load nor blocks one. Label values are bounded (docs/agents.md, "Metrics"): kinds, causes,
 problems and unseen types come from fixed vocabularies; namespaces and Deployments are cut to
 the ``top`` that matter most, the rest folded into the label value ``other``.
 """
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 #: namespaces (by stuck objects) and Deployments (by exposure) kept as label values
 DEFAULT_TOP = 20
+#: The shortest time between two refreshes of the findings: a Prometheus scrape interval.
+DEFAULT_EVERY_S = 15.0
 OTHER = "other"
 STUCK_LABELS = ("cluster", "namespace", "kind", "problem", "cause")
 ROLLOUT_LABELS = ("cluster", "namespace", "deployment")
@@ -115,15 +118,17 @@ def _fold_rollouts(found: Findings, exposure: tuple[list[str], list[tuple]], top
 
 
 class FollowerMetrics:
-    """The follower's findings and progress, refreshed between catch-ups, served from the
-    last refresh (a collector of a registry of its own)."""
+    """The follower's findings and progress, refreshed between catch-ups at most every
+    ``every_s``, served from the last refresh (a collector of a registry of its own)."""
 
-    def __init__(self, path: str, *, top_n: int = DEFAULT_TOP) -> None:
-        self.path, self.top_n = path, top_n
+    def __init__(self, path: str, *, top_n: int = DEFAULT_TOP,
+                 every_s: float = DEFAULT_EVERY_S) -> None:
+        self.path, self.top_n, self.every_s = path, top_n, every_s
         self.registry = CollectorRegistry()
         self._lock = threading.Lock()
         self._findings: Findings | None = None
-        self._loaded = -1
+        self._loaded = -1  # records loaded, as the follower last said
+        self._refreshed: tuple[float, int] | None = None  # when, and at how many records
         self._lag: float | None = None
         self._checked_at: float | None = None
         self._refresh_seconds = 0.0
@@ -131,24 +136,28 @@ class FollowerMetrics:
         self.registry.register(self)
 
     def caught_up(self, loaded: int) -> None:
-        """The follower read the source to its end (``loaded``: records so far); refresh the
-        findings when it loaded something new since the last refresh."""
+        """The follower ended a catch-up (``loaded``: records so far); refresh the findings
+        when it loaded something new since the last refresh, and that was ``every_s`` ago
+        (else a later catch-up does, or the next look that finds nothing new)."""
         now = time.time()
-        if loaded != self._loaded:
-            try:
-                found = read_findings(self.path, top_n=self.top_n)
-            except Exception as exc:  # noqa: BLE001 — the metrics must never stop the follower
-                log.warning("metrics not refreshed (the last refresh is served): %s", exc)
-                with self._lock:
-                    self._failures += 1
-                return
-            took = time.time() - now
-            with self._lock:
-                self._findings, self._loaded, self._refresh_seconds = found, loaded, took
-                if found.newest_record is not None:
-                    self._lag = max(0.0, now - found.newest_record)
         with self._lock:
-            self._checked_at = now
+            self._loaded, self._checked_at = loaded, now
+        if self._refreshed is not None and (self._refreshed[1] == loaded
+                                            or now - self._refreshed[0] < self.every_s):
+            return
+        try:
+            found = read_findings(self.path, top_n=self.top_n)
+        except Exception as exc:  # noqa: BLE001 — the metrics must never stop the follower
+            log.warning("metrics not refreshed (the last refresh is served): %s", exc)
+            with self._lock:
+                self._failures += 1
+            self._refreshed = (now, -1)  # tried again after every_s
+            return
+        self._refreshed = (now, loaded)
+        with self._lock:
+            self._findings, self._refresh_seconds = found, time.time() - now
+            if found.newest_record is not None:
+                self._lag = max(0.0, now - found.newest_record)
 
     def serve(self, port: int, host: str = "127.0.0.1") -> tuple[object, int]:
         """Serve ``/metrics`` on ``host:port`` (0: a free port) in a thread; (server, port)."""
@@ -180,8 +189,8 @@ class FollowerMetrics:
                          {(): found.newest_record})
         if lag is not None:
             yield _gauge("ktrace_follower_lag_seconds",
-                         "At the last catch-up that loaded records: how long after the "
-                         "recorder received the newest of them it was in the database",
+                         "At the last refresh of these findings: how long after the "
+                         "recorder received the newest record it was in the database",
                          {(): lag})
         yield _gauge("ktrace_stuck_objects", "Objects stuck now, by namespace (top N, the "
                      "rest 'other'), kind, problem and top-ranked cause",

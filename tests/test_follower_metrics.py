@@ -63,7 +63,7 @@ def scrapes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Series, Series, s
     for topic, record in records[:FIRST]:
         sink.send(topic, record)
     sink.flush()
-    follower, lines = start_follower(log, path, "--metrics-port", "0")
+    follower, lines = start_follower(log, path, "--metrics-port", "0", "--metrics-every", "0")
     try:
         url = metrics_url(lines)
         wait_for_line(lines, f"caught up: {FIRST} records loaded")
@@ -137,6 +137,41 @@ def test_namespaces_and_deployments_past_the_top_are_folded_into_other(demo_db: 
                                    ("capture", "other", "other"): 0.0}
     assert cut.rollout_terminated[("capture", "other", "other")] == 2  # graceful/web's
     assert cut.folded_deployments == 1
+
+
+def test_findings_are_refreshed_at_most_every_interval_while_records_come(
+        demo_db: str, monkeypatch: pytest.MonkeyPatch):
+    """Each refresh runs the analyses between two catch-ups: at 2k events/s a follower ends
+    catch-ups every second or so, and refreshing after each would hold every one up."""
+    from prometheus_client import generate_latest
+    from replayer import follower_metrics
+    refreshes = []
+    read_findings = follower_metrics.read_findings
+    monkeypatch.setattr(follower_metrics, "read_findings",
+                        lambda *a, **k: refreshes.append(a) or read_findings(*a, **k))
+
+    hourly = follower_metrics.FollowerMetrics(demo_db, every_s=3600)
+    for loaded in (10, 20, 30):
+        hourly.caught_up(loaded)
+    assert len(refreshes) == 1  # the first; the next hour's wait
+    scraped = series(generate_latest(hourly.registry).decode())
+    assert of(scraped, "ktrace_follower_records_loaded_total") == {(): 30}  # counted still
+    assert sum(of(scraped, "ktrace_stuck_objects").values()) > 0
+
+    every = follower_metrics.FollowerMetrics(demo_db, every_s=0)
+    for loaded in (10, 10, 20, 20):
+        every.caught_up(loaded)
+    assert len(refreshes) == 3  # at 10 and at 20: nothing new, nothing refreshed
+
+
+def test_metrics_every_needs_metrics_port(tmp_path: Path):
+    from click.testing import CliRunner
+    from ktrace.cli import cli
+    result = CliRunner().invoke(cli, ["replay", str(tmp_path), "--db", str(tmp_path / "x.db"),
+                                      "--follow", "--metrics-every", "5"])
+    assert result.exit_code == 2
+    assert "--metrics-every sets how often --metrics-port's findings are refreshed: add " \
+           "--metrics-port" in result.output
 
 
 def test_metrics_port_needs_follow(tmp_path: Path):

@@ -48,6 +48,10 @@ if TYPE_CHECKING:
                    "(/metrics; 0: a free one; docs/agents.md lists them).")
 @click.option("--metrics-host", default="127.0.0.1", show_default=True,
               help="With --metrics-port: the address to listen on.")
+@click.option("--metrics-every", type=click.FloatRange(0), metavar="SECONDS",
+              help="With --metrics-port: refresh the findings at most this often while "
+                   "records keep coming (each refresh runs the analyses between catch-ups; "
+                   "default: a scrape interval, docs/agents.md).")
 @click.option("--strict", is_flag=True,
               help="Exit with status 1 when part of the source could not be read.")
 @click.option("--store-objects", type=click.Choice(["none", "all"]), default="none",
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
 def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, db_path: str,
            namespace: str | None, kinds: frozenset[str] | None, cluster: str | None,
            since: str | None, until: str | None, rebuild: bool, follow: bool,
-           metrics_port: int | None, metrics_host: str,
+           metrics_port: int | None, metrics_host: str, metrics_every: float | None,
            strict: bool, store_objects: str) -> None:
     """Load a recording — a local log directory SOURCE, or --kafka — into a DuckDB database.
     Re-running resumes where the last run stopped and never loads a record twice. The
@@ -75,6 +79,9 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
     from replayer.replay import replay as run_replay
     if metrics_port is not None and not follow:
         raise click.UsageError("--metrics-port serves a follower's findings: add --follow")
+    if metrics_every is not None and metrics_port is None:
+        raise click.UsageError("--metrics-every sets how often --metrics-port's findings are "
+                               "refreshed: add --metrics-port")
     src = open_source(source, kafka)
     try:
         since_us, until_us = window(since, until, source_end(src, topic_prefix))
@@ -84,7 +91,8 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                     since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
         if follow:
             summary = follow_source(src, db_path, rebuild=rebuild,
-                                    metrics=(metrics_host, metrics_port), **load)
+                                    metrics=(metrics_host, metrics_port, metrics_every),
+                                    **load)
             check_window(summary, since_us, until_us)
         else:
             with loading_database(db_path, rebuild=rebuild) as con:
@@ -103,10 +111,10 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
 
 
 def follow_source(src: Source, db_path: str, *, rebuild: bool,
-                  metrics: tuple[str, int | None], **load: Any) -> Summary:
+                  metrics: tuple[str, int | None, float | None], **load: Any) -> Summary:
     """--follow: catch up, then keep loading until a signal; a follower may start before
-    the recorder made its first topic. ``metrics``: where to serve its findings (host,
-    port; port None: nowhere)."""
+    the recorder made its first topic. ``metrics``: where to serve its findings and how
+    often to refresh them (host, port, seconds; port None: nowhere)."""
     from replayer import db
     from replayer.replay import follow
     if rebuild:
@@ -125,12 +133,13 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
-def metrics_on(db_path: str, host: str, port: int | None) -> Callable[[int], None] | None:
+def metrics_on(db_path: str, host: str, port: int | None,
+               every_s: float | None) -> Callable[[int], None] | None:
     """--metrics-port: serve the follower's findings; what hears each catch-up's count."""
     if port is None:
         return None
     from replayer.follower_metrics import FollowerMetrics
-    metrics = FollowerMetrics(db_path)
+    metrics = FollowerMetrics(db_path, **({} if every_s is None else {"every_s": every_s}))
     try:
         _, bound = metrics.serve(port, host)
     except OSError as exc:
