@@ -30,8 +30,10 @@ from __future__ import annotations
 import functools
 import heapq
 import re
+from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
+from typing import Iterator
 
 import duckdb
 
@@ -40,6 +42,8 @@ from schemas.errors import KtraceError
 
 PROJECTED_THROUGH = "projected_through"
 TOUCHED = "_touched_pods"
+#: The first step of a refresh: the objects to recompute found.
+SCOPE_STEP = "(scope)"
 #: What the typed tables are parsed with (sql/typed/_parsed.sql): made before them.
 TYPED_READ = "object_shape"
 MATERIALISATIONS = ("state", "seed", "view", "macro", "table")
@@ -216,13 +220,24 @@ def rescope_all(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DELETE FROM ktrace_meta WHERE key = ?", [PROJECTED_THROUGH])
 
 
-def refresh(con: duckdb.DuckDBPyConnection) -> None:
+def refresh(con: duckdb.DuckDBPyConnection) -> Counter[str]:
     """Refresh every table model in dependency order, in the caller's transaction, and
-    empty the scope."""
+    empty the scope; the rows each table model wrote."""
+    return Counter(dict(refreshing(con)))
+
+
+def refreshing(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, int]]:
+    """``refresh`` step by step: the scope marked (named ``SCOPE_STEP``), then each model
+    refreshed, each step's name and the rows it wrote yielded once it is done."""
     mark_touched(con)
+    yield SCOPE_STEP, 0
     for model in ordered_models():
+        written = 0
         for statement in model.refresh():
-            con.execute(statement)
+            result = con.execute(statement).fetchone()
+            if statement.startswith("INSERT"):
+                written += result[0]
+        yield model.name, written
     con.execute("DELETE FROM projection_scope")
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
                 [PROJECTED_THROUGH, str(loaded_through(con))])
