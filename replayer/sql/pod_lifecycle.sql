@@ -1,4 +1,4 @@
--- model: table; key: uid; depends: owner_refs, pod_transitions, pod_versions, pods, projection_scope, pulled_seconds, raw_events
+-- model: table; key: uid; depends: owner_refs, pod_transitions, pod_versions_in_scope, pods, projection_scope, pulled_seconds, raw_events
 -- pod_lifecycle: one row per pod uid — every step's time and the durations between them.
 -- Startup phases follow clusterloader2's pod startup latency: create (creationTimestamp) →
 -- schedule (PodScheduled transition) → run (container start, kubelet clock) → watch (the
@@ -56,7 +56,7 @@ stops AS (
                AS exit_reasons,
            max(restarts) AS restarts, max(containers_ran) AS ran,
            max(containers_waiting) AS waited
-    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
+    FROM pod_versions_in_scope GROUP BY uid),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind || '/' || o.owner_name) AS owner
     FROM owner_refs o JOIN raw_events r USING (event_id)

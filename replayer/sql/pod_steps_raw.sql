@@ -1,19 +1,19 @@
--- model: view; depends: containers, disruption_requester, endpoint_membership, k8s_events, nodes, owner_refs, pod_versions, projection_scope, raw_events
+-- model: view; depends: containers, disruption_requester, endpoint_membership, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events
 -- The evidence of each step: the first version of a pod for which the step's condition
 -- holds (one scan: arg_min per step), Events about the pod, and its EndpointSlice stretches.
 -- A step already true at the first sighting of a pod seen mid-life is `derived`: its time
 -- is the object's own timestamp, and it never makes a slow-step verdict.
 WITH pv AS (
     SELECT *, {'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at,
-               'is_live': is_live} AS ev
-    FROM pod_versions WHERE uid IN (SELECT uid FROM projection_scope)),
+               'is_live': is_live, 'time_source': time_source} AS ev
+    FROM pod_versions_in_scope),
 owners AS (
     SELECT o.uid, any_value(o.owner_kind) AS owner_kind, any_value(o.owner_uid) AS owner_uid
     FROM owner_refs o JOIN raw_events r USING (event_id)
     WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid),
 pod_events AS (
     SELECT e.regarding_uid AS uid, e.reason, e.message, e.component, e.first_time, r.event_id,
-           r.rv, r.type, r.received_at, e.type AS event_type, e.count
+           r.rv, r.type, r.received_at, r.time_source, e.type AS event_type, e.count
     FROM k8s_events e JOIN raw_events r USING (event_id)
     WHERE e.regarding_uid IN (SELECT uid FROM projection_scope) AND e.regarding_kind = 'Pod'),
 -- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME" (ReplicaSet,
@@ -25,7 +25,8 @@ owner_events AS (
     FROM owners o JOIN k8s_events e ON e.regarding_uid = o.owner_uid
     JOIN raw_events r ON r.event_id = e.event_id
     JOIN (SELECT uid, any_value(name) AS name, min(received_at) AS first_at
-          FROM raw_events WHERE kind = 'Pod' GROUP BY uid) n
+          FROM object_versions WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)
+          GROUP BY uid) n
       ON n.uid = o.uid
     WHERE e.reason IN ('SuccessfulCreate', 'SuccessfulDelete')
       AND (e.message IN ('Created pod: ' || n.name, 'Deleted pod: ' || n.name)
@@ -92,8 +93,13 @@ firsts AS (
 deleted_on AS (
     SELECT f.uid, n.ready AS node_ready, n.type AS node_type
     FROM firsts f
+    -- (the records of the nodes these pods were deleted on, not of every node)
     ASOF LEFT JOIN (SELECT r.cluster, r.name, r.received_at, r.type, nd.ready
-                    FROM raw_events r LEFT JOIN nodes nd USING (event_id)
+                    FROM raw_events r
+                    SEMI JOIN (SELECT DISTINCT cluster, deleted.node_name AS name FROM firsts
+                               WHERE deleted IS NOT NULL) d
+                      ON d.cluster = r.cluster AND d.name = r.name
+                    LEFT JOIN nodes nd USING (event_id)
                     WHERE r.kind = 'Node') n
       ON n.cluster = f.cluster AND n.name = f.deleted.node_name
      AND n.received_at <= f.deleted.ev.received_at
@@ -189,7 +195,8 @@ restarts AS (
 event_steps AS (
     SELECT e.uid, s.step, s.rank,
            arg_min({'event_id': e.event_id, 'rv': e.rv, 'type': e.type,
-                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED')},
+                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED'),
+                    'time_source': e.time_source},
                    row(e.received_at, e.rv)) AS ev,
            arg_min(e.first_time, row(e.received_at, e.rv)) AS server_at,
            arg_min(coalesce(e.component, 'kubelet'), row(e.received_at, e.rv)) AS component,
@@ -204,7 +211,8 @@ event_steps AS (
 warnings AS (
     SELECT e.uid, 'warning' AS step, 5 AS rank,
            arg_min({'event_id': e.event_id, 'rv': e.rv, 'type': e.type,
-                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED')},
+                    'received_at': e.received_at, 'is_live': e.type IN ('ADDED', 'MODIFIED'),
+                    'time_source': e.time_source},
                    row(e.received_at, e.rv)) AS ev,
            min(e.first_time) AS server_at, arg_min(coalesce(e.component, 'kubelet'),
                                                    row(e.received_at, e.rv)) AS component,
@@ -230,7 +238,7 @@ reused AS (
      AND o.created_at < n.n_created AND o.deleted IS NULL
     QUALIFY row_number() OVER (PARTITION BY o.uid ORDER BY n.n_created) = 1),
 membership AS (
-    SELECT m.*, r.rv, r.type, min(since_at) FILTER (WHERE state = 'ready')
+    SELECT m.*, r.rv, r.type, r.time_source, min(since_at) FILTER (WHERE state = 'ready')
                OVER (PARTITION BY pod_uid) AS first_ready_at
     FROM endpoint_membership m JOIN raw_events r ON r.event_id = m.since_event_id
     WHERE m.pod_uid IN (SELECT uid FROM projection_scope)),
@@ -238,7 +246,8 @@ endpoint_steps AS (
     SELECT pod_uid AS uid, s.step, s.rank,
            arg_min({'event_id': since_event_id, 'rv': rv, 'type': type, 'received_at': since_at,
                     'is_live': type IN ('ADDED', 'MODIFIED')
-                               OR (s.step = 'endpoint_removed' AND type = 'DELETED')},
+                               OR (s.step = 'endpoint_removed' AND type = 'DELETED'),
+                    'time_source': time_source},
                    row(since_at, rv)) AS ev,
            NULL::TIMESTAMP AS server_at, 'endpointslice-controller' AS component,
            arg_min(CASE s.step
@@ -261,6 +270,7 @@ everything AS (
     UNION ALL SELECT * FROM restarts UNION ALL SELECT * FROM event_steps
     UNION ALL SELECT * FROM warnings
     UNION ALL SELECT * FROM reused UNION ALL SELECT * FROM endpoint_steps)
-SELECT uid, step, rank, ev.event_id, ev.rv, ev.type, ev.received_at, ev.is_live, server_at,
-       component, detail, derived
+SELECT uid, step, rank, ev.event_id, ev.rv, ev.type, ev.received_at, ev.is_live,
+       -- the evidence's time is not a receive time (an import's)
+       ev.time_source <> 'received' AS clockless, server_at, component, detail, derived
 FROM everything

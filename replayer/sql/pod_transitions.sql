@@ -18,17 +18,14 @@ event_ids AS (
     FROM k8s_events WHERE regarding_kind = 'Pod' AND regarding_uid IN (SELECT uid FROM projection_scope)
     GROUP BY regarding_uid),
 timed AS (
-    SELECT s.* EXCLUDE (derived),
-           CASE WHEN (s.derived OR (c.clockless AND s.step = 'created'))
+    SELECT s.* EXCLUDE (derived, clockless),
+           CASE WHEN (s.derived OR (s.clockless AND s.step = 'created'))
                      AND s.server_at IS NOT NULL THEN s.server_at
                 WHEN s.is_live OR s.server_at IS NULL THEN s.received_at
                 ELSE s.server_at END AS time,
            -- (first_seen is ktrace's own sighting, never a step before it)
-           s.derived OR (coalesce(c.clockless, false) AND s.step <> 'first_seen') AS derived
-    FROM pod_steps_raw s
-    LEFT JOIN (SELECT event_id, time_source <> 'received' AS clockless FROM raw_events
-               WHERE uid IN (SELECT uid FROM projection_scope)
-                  OR kind IN ('Event', 'EndpointSlice')) c USING (event_id)),
+           s.derived OR (coalesce(s.clockless, false) AND s.step <> 'first_seen') AS derived
+    FROM pod_steps_raw s),
 bounds AS (
     SELECT uid, any_value(time) FILTER (WHERE step = 'deletion_requested') AS requested_at,
            max(time) FILTER (WHERE step <> 'deleted') AS last_before_delete_at

@@ -1,7 +1,12 @@
--- model: view; depends: conditions, containers, object_versions, pods, ran_to_end
--- Pod versions with their typed facts and the conditions and container counts the
--- lifecycle needs (non-init containers only).
-WITH cs AS (
+-- model: view; depends: conditions, containers, object_versions, pods, projection_scope, ran_to_end
+-- The versions of the pods in projection_scope (what a refresh recomputes) with their typed
+-- facts and the conditions and container counts the lifecycle needs (non-init containers
+-- only): the containers and conditions of those versions alone are aggregated, not every
+-- version's of the whole recording.
+WITH v AS (
+    SELECT * FROM object_versions
+    WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)),
+cs AS (
     SELECT event_id, count(*) AS containers,
            count(*) FILTER (WHERE state = 'running') AS containers_running,
            count(*) FILTER (WHERE state = 'terminated') AS containers_terminated,
@@ -21,7 +26,7 @@ WITH cs AS (
            sum(restart_count)::INTEGER AS restarts,
            list(exit_code ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_codes,
            list(reason ORDER BY name) FILTER (WHERE state = 'terminated') AS exit_reasons
-    FROM containers WHERE NOT init GROUP BY event_id),
+    FROM containers WHERE NOT init AND event_id IN (SELECT event_id FROM v) GROUP BY event_id),
 cond AS (
     SELECT event_id,
            any_value(status) FILTER (WHERE type = 'Ready') AS ready_status,
@@ -32,7 +37,8 @@ cond AS (
                AS disruption_reason,
            any_value(message) FILTER (WHERE type = 'DisruptionTarget' AND status = 'True')
                AS disruption_message
-    FROM conditions WHERE kind = 'Pod' GROUP BY event_id)
+    FROM conditions WHERE kind = 'Pod' AND event_id IN (SELECT event_id FROM v)
+    GROUP BY event_id)
 SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prestop,
        p.claim_names, p.creator, p.status_manager, cond.ready_status, cond.ready_transition,
        cond.scheduled_transition, cond.disruption_reason, cond.disruption_message,
@@ -43,6 +49,5 @@ SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prest
        cs.containers_started_at, cs.containers_finished_at, cs.containers_last_started_at,
        coalesce(cs.containers_ran, 0) AS containers_ran,
        coalesce(cs.restarts, 0) AS restarts, cs.exit_codes, cs.exit_reasons
-FROM object_versions v JOIN pods p USING (event_id)
+FROM v JOIN pods p USING (event_id)
 LEFT JOIN cs USING (event_id) LEFT JOIN cond USING (event_id)
-WHERE v.kind = 'Pod'
