@@ -12,7 +12,8 @@ What is measured, per record: **lag = visible − received**. *received* is the 
 recorder's own flush cadence, up to ``flush_interval_s``, is part of the lag, as it is in a
 cluster); *visible* is the end of the follower's catch-up that loaded it: its batches
 committed, the projections refreshed and the file released, the moment an analysis can
-read it. Also the follower's CPU (this process, every thread) and the reader's waits and
+read it. Also the follower's CPU (this process, every thread), per second of records
+too (what keeping up takes: under 1, one free core keeps up), and the reader's waits and
 failures.
 
     python -m bench.follow [--rate 2000] [--seconds 120] [--source local|kafka] [--reader-every 1]
@@ -190,6 +191,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
         "catch_ups": len(catch_ups.ends), "catch_up_records_median": statistics.median(sizes),
         "catch_up_records_max": max(sizes),
         "follower_cpu_s": cpu, "follower_cores": cpu / wall, "wall_s": wall,
+        "follower_cpu_per_data_s": cpu / (summary.records / rate),
         "reader": reader_figures(attempts),
     }
 
@@ -214,7 +216,8 @@ def describe(result: dict[str, Any]) -> str:
             f"lag p50 {r['lag_p50_s']:.2f} s, p99 {r['lag_p99_s']:.2f} s, max "
             f"{r['lag_max_s']:.2f} s ({r['behind_share']:.1%} over {LAG_TARGET_S:g} s); "
             f"{r['catch_ups']} catch-ups (median {r['catch_up_records_median']:,.0f} records, "
-            f"max {r['catch_up_records_max']:,}); follower CPU {r['follower_cores']:.2f} cores; "
+            f"max {r['catch_up_records_max']:,}); follower CPU {r['follower_cores']:.2f} cores, "
+            f"{r['follower_cpu_per_data_s']:.2f} CPU-s per second of records; "
             f"{r['loaded']:,} of {r['written'].get('records', 0):,} records loaded")
     if rd["attempts"]:
         line += (f"; reader: {rd['attempts']} stuck+races, {rd['failed']} failed, wait p50 "

@@ -1,10 +1,13 @@
-"""What one catch-up of a follower costs, step by step: a local log caught up into a copy of a
-database in parts of ``--part`` records, as ``replay --follow`` catches up (open, the Loader,
-the load, the projection refresh model by model, close), CPU seconds per step (every
-DuckDB thread included). ``--new-loader`` makes a Loader per catch-up, as followers did
-before one Loader served them all.
+"""What one catch-up of a follower costs, step by step, against how much history the
+database holds: a local log's records received up to the ``--history``-th are loaded first
+(one load, not timed), then ``--catch-ups`` catch-ups of the next ``--part`` records each, by
+received time across every topic, as ``replay --follow`` catches up (open, the Loader, the
+load, the projection refresh model by model, close): CPU seconds per step (every DuckDB
+thread included) and the rows the refresh wrote. ``--new-loader`` makes a Loader per catch-up, as followers did before one
+Loader served them all.
 
-    python -m bench.follow_steps LOG DATABASE [--prefix ktrace] [--part 1000] [--new-loader]
+    python -m bench.follow_steps LOG [--prefix ktrace] [--history 0] [--part 2000]
+        [--catch-ups 5] [--new-loader] [--history-db PATH]
 """
 
 from __future__ import annotations
@@ -18,28 +21,26 @@ from pathlib import Path
 
 from replayer import db, projections
 from replayer.loader import Loader
+from replayer.record_filter import RecordFilter
+from replayer.replay import read
 from transports.locallog.source import LocalLogSource
 
 
-def refresh_by_model(con) -> Counter:
-    """``projections.refresh``, each model's CPU seconds counted."""
+def refresh_by_model(con) -> tuple[Counter, Counter]:
+    """``projections.refresh``: each step's CPU seconds, and the rows each model wrote."""
     spent: Counter = Counter()
+    written: Counter = Counter()
     began = time.process_time()
-    projections.mark_touched(con)
-    spent["(scope)"] += time.process_time() - began
-    for model in projections.ordered_models():
+    for name, rows in projections.refreshing(con):
+        spent[name] += time.process_time() - began
+        written[name] += rows
         began = time.process_time()
-        for statement in model.refresh():
-            con.execute(statement)
-        spent[model.name] += time.process_time() - began
-    con.execute("DELETE FROM projection_scope")
-    con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
-                [projections.PROJECTED_THROUGH, str(projections.loaded_through(con))])
-    return spent
+    return spent, written
 
 
-def catch_up(path: str, part: list, loader: Loader | None, source: LocalLogSource,
-             new_loader: bool) -> tuple[Loader, Counter, Counter]:
+def catch_up(path: str, until_us: int, loader: Loader | None, source: LocalLogSource,
+             prefix: str, new_loader: bool) -> tuple[Loader, Counter, Counter, Counter]:
+    """One catch-up of the records received up to ``until_us``, timed step by step."""
     steps: Counter = Counter()
     began = time.process_time()
     con = db.open_db(path)
@@ -50,48 +51,71 @@ def catch_up(path: str, part: list, loader: Loader | None, source: LocalLogSourc
     steps["loader"] = time.process_time() - began
     began = time.process_time()
     loader.project = lambda: None  # timed apart, below
-    loader.load(iter(part))
+    loader.load(read(source, prefix, RecordFilter(), after=loader.positions, since_us=None,
+                     until_us=until_us))
     steps["load"] = time.process_time() - began
     began = time.process_time()
     con.begin()
-    models = refresh_by_model(con)
+    models, written = refresh_by_model(con)
     con.commit()
     steps["refresh"] = time.process_time() - began
     began = time.process_time()
     loader.finish()
     con.close()
     steps["close"] = time.process_time() - began
-    return loader, steps, models
+    return loader, steps, models, written
+
+
+def received_times(source: LocalLogSource, prefix: str) -> list[int]:
+    """Every record's receivedAt (µs), in order."""
+    return sorted(e.received_at for run in source.read(source.topics(prefix), runs=True)
+                  for e in getattr(run, "envelopes", ()))
+
+
+def records_held(path: str) -> int:
+    con = db.open_readonly(path)
+    try:
+        return projections.loaded_through(con)
+    finally:
+        con.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.follow_steps",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("log")
-    parser.add_argument("database", help="copied first (the original is left as it is); "
-                                         "one that does not exist: start from an empty one")
     parser.add_argument("--prefix", default="ktrace")
-    parser.add_argument("--part", type=int, default=1000, help="records per catch-up")
+    parser.add_argument("--history", type=int, default=0, help="records loaded first")
+    parser.add_argument("--part", type=int, default=2000, help="records per catch-up")
+    parser.add_argument("--catch-ups", type=int, default=5)
     parser.add_argument("--new-loader", action="store_true")
+    parser.add_argument("--history-db", type=Path, help="start from a copy of this database "
+                        "(its records are the --history ones); made here after the "
+                        "history's load when missing")
     opts = parser.parse_args(argv)
     source = LocalLogSource(opts.log)
-    runs = list(source.read(source.topics(opts.prefix), runs=True))
+    times = received_times(source, opts.prefix)
     with tempfile.TemporaryDirectory() as folder:
-        path = str(Path(folder) / "copy.duckdb")
-        if Path(opts.database).exists():
-            shutil.copy(opts.database, path)
+        path = str(Path(folder) / "follow.duckdb")
+        loader = None
+        if opts.history_db and opts.history_db.exists():
+            shutil.copy(opts.history_db, path)
+        elif opts.history:
+            loader, *_ = catch_up(path, times[min(opts.history, len(times)) - 1], None,
+                                  source, opts.prefix, False)
+            if opts.history_db:
+                shutil.copy(path, opts.history_db)
         db.open_db(path).close()  # the projections made again here if their SQL differs
-        loader, taken = None, 0
-        while taken < len(runs):
-            part, records = [], 0
-            while taken < len(runs) and records < opts.part:
-                part.append(runs[taken])
-                records += len(getattr(runs[taken], "offsets", (0,)))
-                taken += 1
-            loader, steps, models = catch_up(path, part, loader, source, opts.new_loader)
-            top = ", ".join(f"{name} {cpu:.2f}" for name, cpu in models.most_common(4))
-            print(f"{records:>6,} records: " + ", ".join(f"{k} {v:.2f}" for k, v in steps.items())
-                  + f" CPU-s; refresh: {top}")
+        for k in range(1, opts.catch_ups + 1):
+            end = min(opts.history + k * opts.part, len(times)) - 1
+            held = records_held(path)
+            loader, steps, models, written = catch_up(path, times[end], loader, source,
+                                                      opts.prefix, opts.new_loader)
+            top = ", ".join(f"{name} {cpu:.3f}" for name, cpu in models.most_common(5))
+            print(f"{held:>9,} held, {records_held(path) - held:>6,} records: "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
+                  + f" CPU-s; refresh: {top}; {sum(written.values()):,} rows written",
+                  flush=True)
     return 0
 
 
