@@ -346,3 +346,126 @@ def drain_blocked_then_allowed(plane: LocalControlPlane, namespace: str, spare_n
     finally:
         plane.kubectl("uncordon", NODE_NAME)
         plane.kubectl("label", "node", NODE_NAME, spare_node, f"{DRAIN_TARGET}-")
+
+
+# --- the kubelet's own verdicts (tests/data/node/catalogue) ------------------------------
+# Pods bound by spec.nodeName skip the scheduler: only the kubelet's admission
+# (pkg/kubelet/lifecycle/predicate.go, handlers.go) judges them.
+
+# An extended resource the real node advertises one of (patched into its status, as an
+# operator advertises a dongle): asking for two is the kubelet's OutOf<resource>.
+DONGLE = "ktrace.test/dongle"
+# A NoExecute taint the kubelet's admission checks (it ignores NoSchedule ones).
+QUARANTINE = {"key": "ktrace.test/quarantine", "value": "true", "effect": "NoExecute"}
+
+
+def bound(name: str, namespace: str, *containers: Manifest, **spec: Any) -> Manifest:
+    """A pod bound to the real node by spec.nodeName, tolerating its NoSchedule taint."""
+    manifest = pod(name, namespace, *containers, grace=2, nodeName=NODE_NAME, **spec)
+    if "nodeSelector" not in spec:  # the placement's: the kubelet alone judges this pod
+        del manifest["spec"]["nodeSelector"]
+    return manifest
+
+
+def sleeper(name: str = "app", **fields: Any) -> Manifest:
+    return container(name, "exec sleep 3600", **fields)
+
+
+def advertise_dongle(plane: LocalControlPlane) -> None:
+    """The node's status.capacity gets one DONGLE; the kubelet copies it to allocatable."""
+    pointer, jsonpath = DONGLE.replace("/", "~1"), DONGLE.replace(".", "\\.")
+    patch = json.dumps([{"op": "add", "path": f"/status/capacity/{pointer}", "value": "1"}])
+    plane.kubectl("patch", "node", NODE_NAME, "--subresource=status", "--type=json", "-p", patch)
+    plane.kubectl("wait", f"--for=jsonpath={{.status.allocatable.{jsonpath}}}=1", f"node/{NODE_NAME}",
+                  "--timeout=60s")
+
+
+def admission_rejections(namespace: str) -> list[Manifest]:
+    """Pods the kubelet refuses, one per admission check a node like this one fails:
+    ``affinity`` (a nodeSelector label the node lacks), ``portclash`` (host port HOST_PORT+1,
+    held by ``porter``), ``oslabel`` (pod label kubernetes.io/os=windows), ``osfield``
+    (spec.os windows), ``dongle`` (2 of the one DONGLE), ``disk`` (100 Ti of ephemeral
+    storage), ``apparmor`` (a RuntimeDefault profile on a host without AppArmor),
+    ``strictgroups`` (supplementalGroupsPolicy Strict, which containerd 1.6 does not report)."""
+    windows = {"kubernetes.io/os": "windows"}
+    oslabel = bound("oslabel", namespace, sleeper())
+    oslabel["metadata"]["labels"].update(windows)
+    return [
+        bound("affinity", namespace, sleeper(), nodeSelector={"ktrace.test/disk": "ssd"}),
+        bound("portclash", namespace, sleeper(ports=[{"containerPort": 8082, "hostPort": HOST_PORT + 1}])),
+        oslabel,
+        bound("osfield", namespace, sleeper(), os={"name": "windows"}),
+        bound("dongle", namespace, sleeper(resources={"requests": {DONGLE: "2"}, "limits": {DONGLE: "2"}})),
+        bound("disk", namespace, sleeper(resources={"requests": {"ephemeral-storage": "100Ti"}})),
+        bound("apparmor", namespace, sleeper(), securityContext={"appArmorProfile": {"type": "RuntimeDefault"}}),
+        bound("strictgroups", namespace, sleeper(), securityContext={"supplementalGroupsPolicy": "Strict"}),
+    ]
+
+
+def port_holder(namespace: str) -> Manifest:
+    return bound("porter", namespace, sleeper(ports=[{"containerPort": 8082, "hostPort": HOST_PORT + 1}]))
+
+
+def quarantined(plane: LocalControlPlane, namespace: str) -> None:
+    """The node tainted QUARANTINE, pod ``untolerated`` bound to it: the kubelet refuses it
+    (TaintToleration) — and the taint-eviction controller deletes it; the taint removed."""
+    taint = "{key}={value}:{effect}".format(**QUARANTINE)
+    plane.kubectl("taint", "node", NODE_NAME, taint)
+    try:
+        time.sleep(3)  # the kubelet's node informer has the taint
+        apply(plane, bound("untolerated", namespace, sleeper()))
+        time.sleep(5)
+    finally:
+        plane.kubectl("taint", "node", NODE_NAME, f"{taint}-")
+
+
+def kubelet_stalls(namespace: str) -> list[Manifest]:
+    """Pods that start and do not get far: ``poststart`` (its postStart hook fails: the
+    kubelet kills the container), ``slowhook`` (its postStart hook runs for an hour: the pod
+    stays ContainerCreating), ``secretless`` (a Secret volume that does not exist), ``gated``
+    (a readinessGates condition no controller sets)."""
+    failing_hook = {"postStart": {"exec": {"command": [
+        "sh", "-c", "echo 'config service 10.96.0.7:8500 refused the connection' >&2; exit 7"]}}}
+    slow_hook = {"postStart": {"exec": {"command": ["sleep", "3600"]}}}
+    creds = [{"name": "creds", "mountPath": "/creds"}]
+    return [
+        pod("poststart", namespace, sleeper(lifecycle=failing_hook), grace=2),
+        pod("slowhook", namespace, sleeper(lifecycle=slow_hook), grace=2),
+        pod("secretless", namespace, sleeper(volumeMounts=creds), grace=2,
+            volumes=[{"name": "creds", "secret": {"secretName": "db-creds"}}]),
+        pod("gated", namespace, sleeper(), grace=2,
+            readinessGates=[{"conditionType": "ktrace.test/load-balancer-ready"}]),
+    ]
+
+
+def daemonset_rejected(namespace: str) -> Manifest:
+    """DaemonSet ``winagent`` for the real node whose pods carry the label
+    kubernetes.io/os=windows: the scheduler places them (it reads no pod label), the
+    kubelet refuses them (PodOSSelectorNodeLabelDoesNotMatch), the controller kills and
+    recreates them (FailedDaemonPod)."""
+    labels = {"app": "winagent", "kubernetes.io/os": "windows"}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "winagent", "namespace": namespace},
+            "spec": {"selector": {"matchLabels": {"app": "winagent"}},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [sleeper("agent")], "terminationGracePeriodSeconds": 2,
+                                           **pod_placement()}}}}
+
+
+def indexed_jobs_failing(namespace: str) -> list[Manifest]:
+    """Indexed Jobs: ``shards`` (3 indexes, backoffLimitPerIndex 1; index 1 always fails:
+    FailedIndexes once the others complete) and ``strict`` (4 indexes, backoffLimitPerIndex
+    0, maxFailedIndexes 1; indexes 1 and 2 fail: MaxFailedIndexesExceeded)."""
+    def job(name: str, failing: str, message: str, **spec: Any) -> Manifest:
+        script = (f'case "$JOB_COMPLETION_INDEX" in {failing}) echo "{message}" > /dev/termination-log; '
+                  "exit 2;; esac; exit 0")
+        template = {"spec": {"containers": [container("work", script)], "restartPolicy": "Never",
+                             "terminationGracePeriodSeconds": 2, **pod_placement()}}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"completionMode": "Indexed", "template": template, **spec}}
+
+    return [
+        job("shards", "1", "shard 1: checksum mismatch", completions=3, parallelism=3, backoffLimitPerIndex=1),
+        job("strict", "1|2", "shard rejected: schema 7", completions=4, parallelism=4, backoffLimitPerIndex=0,
+            maxFailedIndexes=1),
+    ]
