@@ -140,10 +140,11 @@ def test_a_statefulset_update_is_held_by_its_new_pod_not_ready(recorded: duckdb.
 
 def test_a_daemonset_pod_is_missing_where_its_host_port_is_taken(recorded: duckdb.DuckDBPyConnection) -> None:
     """Pod `holder` holds host port 18081 on the real node; the DaemonSet's pod for it stays
-    Pending with the scheduler's message, the kwok node's runs."""
+    Pending with the scheduler's message, the kwok node's runs. Missing since the first
+    status that wanted 2 pods (14:43:23.16: none available yet)."""
     found = judged(recorded)[("DaemonSet", "agent")]
     assert (found["problem"], str(found["since"]), found["top_cause"], found["causes"][0]["detail"]) == (
-        "pods_missing", "2026-12-07 14:43:23.212921", "daemonset_pods_missing", MISSING)
+        "pods_missing", "2026-12-07 14:43:23.161821", "daemonset_pods_missing", MISSING)
     assert evidence_of(recorded, "DaemonSet", "agent") == [
         ("DaemonSet", "agent", "14:43:23"), ("Pod", "agent-rdkxn", "14:43:23")]
 
@@ -163,7 +164,7 @@ def test_explain_a_statefulset_and_a_daemonset(recorded: duckdb.DuckDBPyConnecti
         "Update held for 1m24s (since 2026-12-07T14:43:25.824629Z): statefulset_update_held — " + HELD]
     (ds, *pods) = explain(recorded, "ds/agent", namespace="ds")
     assert [f.sentence for f in ds.findings] == [
-        "Pods missing for 1m27s (since 2026-12-07T14:43:23.212921Z): daemonset_pods_missing — " + MISSING]
+        "Pods missing for 1m27s (since 2026-12-07T14:43:23.161821Z): daemonset_pods_missing — " + MISSING]
     assert {p.name: [s["step"] for s in p.timeline] for p in pods} == {
         "agent-wlfsf": ["created", "scheduled", "running", "ready"], "agent-rdkxn": ["created", "warning"]}
 

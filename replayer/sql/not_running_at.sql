@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: cause_scores, conditions, container_failure, container_line, containers, event_line, failure_covers, gap_hides, gap_label, image_pull_sub, k8s_events, kubelet_failure, node_health_at, node_pressure_at, node_problem, owner_refs, pods, raw_events, sandbox_sub, scheduling_reasons, span_label, state_at, unseen_stretches, workloads
+-- model: macro(ts, threshold_s := 60); depends: cause_scores, clean_message, conditions, container_failure, container_line, containers, event_line, failure_covers, gap_hides, gap_label, image_pull_sub, k8s_events, kubelet_failure, node_health_at, node_pressure_at, node_problem, owner_refs, pods, raw_events, sandbox_sub, scheduling_reasons, span_label, state_at, unseen_stretches, workloads
 -- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready —
 -- `pending` (not scheduled or containers not started), `not_ready` (running but not
 -- Ready) or `unknown` (no status recorded: reported only on evidence of a failure) — for
@@ -19,6 +19,8 @@ WITH live_pods AS MATERIALIZED (
 pod_conditions AS (
     SELECT c.event_id, any_value(c.status) FILTER (WHERE c.type = 'Ready') AS ready,
            any_value(c.last_transition) FILTER (WHERE c.type = 'Ready') AS ready_transition,
+           any_value({'reason': c.reason, 'message': c.message}) FILTER (WHERE c.type = 'Ready')
+               AS ready_why,
            -- (the fields read, not the whole row: every column of every condition
            -- row packed into a struct cost a third of not_running_at at 1M events)
            any_value({'status': c.status, 'reason': c.reason, 'message': c.message})
@@ -33,7 +35,7 @@ pod AS (
     SELECT l.*,
            -- a capture without conditions: Ready when every container says ready
            coalesce(c.ready, k.all_ready) AS ready_status,
-           c.ready_transition, c.scheduled, coalesce(c.conditions, 0) AS conditions
+           c.ready_transition, c.ready_why, c.scheduled, coalesce(c.conditions, 0) AS conditions
     FROM live_pods l LEFT JOIN pod_conditions c USING (event_id)
     LEFT JOIN pod_containers k USING (event_id)),
 stuck AS (
@@ -120,10 +122,32 @@ c_gated AS (
            [s.event_id] AS evidence
     FROM stuck s
     WHERE s.node_name IS NULL AND s.scheduled.reason = 'SchedulingGated'),
+-- a container the kubelet killed because its postStart hook failed (kuberuntime
+-- startContainer: the FailedPostStartHook Event, the kill, then the waiting reason
+-- PostStartHookError with the hook's exit code and output, then CrashLoopBackOff): its last
+-- run ended by the hook (the Event no older than the run), so its restarts are the hook's,
+-- not a crash; with the hook's last PostStartHookError message, where recorded
+hook_kills AS (
+    SELECT b.uid, b.name,
+           arg_max(k.message, r.received_at) FILTER (WHERE k.reason = 'PostStartHookError') AS message,
+           arg_max(r.event_id, r.received_at) FILTER (WHERE k.reason = 'PostStartHookError') AS event_id
+    FROM box b
+    JOIN (SELECT uid, field_path, max(last_at) AS last_at FROM event_groups
+          WHERE reason = 'FailedPostStartHook' GROUP BY uid, field_path) h
+      ON h.uid = b.uid AND h.field_path = 'spec.containers{' || b.name || '}'
+         AND h.last_at >= date_trunc('second', b.last_started_at)
+    JOIN raw_events r ON r.uid = b.uid AND r.kind = 'Pod' AND r.received_at <= ts
+    JOIN containers k ON k.event_id = r.event_id AND k.name = b.name
+    GROUP BY b.uid, b.name),
 c_waiting AS (
-    SELECT b.uid, container_failure(b.state, b.reason, b.exit_code, b.last_reason,
-                                    b.last_exit_code, b.restart_count) AS cause, b.*
-    FROM box b WHERE NOT b.init OR b.sidecar),
+    SELECT b.uid, CASE WHEN f.cause = 'crash_loop' AND h.uid IS NOT NULL THEN 'run_container_error'
+                       ELSE f.cause END AS cause,
+           b.*, h.message AS hook_message, h.event_id AS hook_event_id
+    FROM box b
+    CROSS JOIN LATERAL (SELECT container_failure(b.state, b.reason, b.exit_code, b.last_reason,
+                                                 b.last_exit_code, b.restart_count) AS cause) f
+    LEFT JOIN hook_kills h ON h.uid = b.uid AND h.name = b.name
+    WHERE NOT b.init OR b.sidecar),
 -- the memory limit of an OOM-killed container and what the owner's recorded template
 -- versions say of it (the pod's controller, or that controller's: ReplicaSet → Deployment)
 owner_chain AS (
@@ -190,6 +214,16 @@ probe_kills AS (
     WHERE (reason = 'Killing' AND regexp_matches(message, '^Container \S+ failed (liveness|startup) probe'))
        OR (reason = 'Unhealthy' AND regexp_matches(message, '^(Liveness|Startup) probe'))
     GROUP BY uid HAVING bool_or(reason = 'Killing')),
+-- each container cause's failure Events, all the failures it covers in one row (a postStart
+-- hook's kills: FailedPostStartHook and the BackOff between them), its own failure first
+covered_events AS (
+    SELECT w.uid, w.cause, bool_or(f.post_start_hook) AS post_start_hook,
+           flatten(list(f.items ORDER BY f.failure = w.cause DESC, f.failure)) AS items,
+           string_agg(f.messages, ' ' ORDER BY f.failure = w.cause DESC, f.failure) AS messages,
+           flatten(list(f.ids ORDER BY f.failure = w.cause DESC, f.failure)) AS ids
+    FROM (SELECT DISTINCT uid, cause FROM c_waiting WHERE cause IS NOT NULL) w
+    JOIN failure_events f ON f.uid = w.uid AND failure_covers(w.cause, f.failure)
+    GROUP BY w.uid, w.cause),
 c_containers AS (
     SELECT uid, cause,
            CASE cause WHEN 'image_pull' THEN image_pull_sub(reason, messages) || ' — '
@@ -207,16 +241,21 @@ c_containers AS (
            evidence
     FROM (SELECT w.uid, w.cause, min(w.reason) AS reason,
                  concat_ws(' ', string_agg(w.message, ' '), any_value(fe.messages)) AS messages,
-                 string_agg(container_line(w) || coalesce('; ' || o.note, ''), '; '
+                 string_agg(container_line(w) || coalesce('; ' || o.note, '')
+                            -- the hook's own failure, where the status now says CrashLoopBackOff
+                            || CASE WHEN w.reason IS DISTINCT FROM 'PostStartHookError'
+                                    THEN coalesce('; PostStartHookError: ' || clean_message(w.hook_message), '')
+                                    ELSE '' END, '; '
                             ORDER BY w.name) AS detail,
                  any_value(fe.items) AS items,
                  any_value(pk.sub) AS probe_sub, any_value(pk.lines) AS probe_lines,
                  coalesce(bool_or(fe.post_start_hook), false) AS post_start_hook,
-                 [any_value(s.event_id)] || coalesce(any_value(fe.ids), [])
+                 [any_value(s.event_id)] || list_filter(list(w.hook_event_id), lambda x: x IS NOT NULL)
+                     || coalesce(any_value(fe.ids), [])
                      || coalesce(flatten(list(o.ids)), []) || coalesce(any_value(pk.ids), [])
                      AS evidence
           FROM c_waiting w JOIN stuck s USING (uid)
-          LEFT JOIN failure_events fe ON fe.uid = w.uid AND failure_covers(w.cause, fe.failure)
+          LEFT JOIN covered_events fe ON fe.uid = w.uid AND fe.cause = w.cause
           LEFT JOIN oom_notes o ON o.uid = w.uid AND o.name = w.name
           LEFT JOIN probe_kills pk ON pk.uid = w.uid AND w.cause = 'crash_loop'
           WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause)),
@@ -287,9 +326,29 @@ c_events AS (
       -- not why a running pod is not Ready
       AND NOT (e.reason = 'Unhealthy' AND regexp_matches(e.message, '^(Liveness|Startup) probe'))
     GROUP BY e.uid, 2),
+-- the kubelet reports a started container only once its postStart hook has returned
+-- (kuberuntime startContainer runs the hook inside the pod's sync): a container with a hook,
+-- its Started Event recorded and its status still ContainerCreating, is in its hook
+c_hook_running AS (
+    SELECT b.uid, 'starting' AS cause,
+           'post_start_hook — ' || string_agg(
+               b.name || ': still ContainerCreating after '
+               || event_line(e.reason, e.message, e.count, e.first_at, e.last_at)
+               || ' — its postStart hook has not returned', '; ' ORDER BY b.name) AS detail,
+           [any_value(s.event_id)] || flatten(list(e.ids ORDER BY b.name)) AS evidence
+    FROM box b JOIN stuck s USING (uid) JOIN pods p ON p.event_id = s.event_id
+    JOIN event_groups e ON e.uid = b.uid AND e.reason = 'Started'
+         AND e.field_path = 'spec.containers{' || b.name || '}'
+    WHERE b.reason = 'ContainerCreating' AND list_contains(p.post_start_containers, b.name)
+    GROUP BY b.uid),
 c_readiness_silent AS (
     SELECT s.uid, 'readiness' AS cause,
-           'containers running but the pod is not Ready; no probe failure Events seen' AS detail,
+           -- a readinessGates condition that no controller has set True (status/generate.go)
+           CASE WHEN s.ready_why.reason = 'ReadinessGatesNotReady'
+                THEN 'readiness_gate — containers ready; Ready=False ReadinessGatesNotReady: '
+                     || coalesce(s.ready_why.message, '(no message recorded)')
+                ELSE 'containers running but the pod is not Ready; no probe failure Events seen'
+           END AS detail,
            [s.event_id] AS evidence
     FROM stuck s
     WHERE s.problem = 'not_ready'
@@ -316,6 +375,7 @@ causes AS (
     UNION ALL SELECT * FROM c_containers
     UNION ALL SELECT * FROM c_kubelet_events UNION ALL SELECT * FROM c_init
     UNION ALL SELECT * FROM c_events
+    UNION ALL SELECT * FROM c_hook_running
     UNION ALL SELECT * FROM c_readiness_silent UNION ALL SELECT * FROM c_node
     UNION ALL SELECT * FROM c_node_pressure UNION ALL SELECT * FROM c_gap),
 found AS (

@@ -22,8 +22,10 @@
 --     no status change for threshold_s (the controller updates one pod at a time and waits
 --     for each to be Running and Ready); since the first version naming the revision;
 --   daemonset_pods_missing: a DaemonSet with fewer pods available than desired (one per
---     eligible node) and no status change for threshold_s, with the controller's latest
---     Warning (FailedCreate, FailedPlacement, FailedDaemonPod);
+--     eligible node) for threshold_s (since its first version short of them, however often
+--     the controller rewrote its status meanwhile), with the controller's latest Warning
+--     (FailedCreate, FailedPlacement, FailedDaemonPod) and a missing pod's reason (the
+--     kubelet's rejection of a Failed one);
 --   storage_class_missing / provisioning_failed / external_provisioning /
 --     waiting_for_consumer: a Pending PersistentVolumeClaim, by the PV controller's latest
 --     Event about it (ProvisioningFailed naming a StorageClass not found — where the
@@ -42,6 +44,7 @@ WITH live AS MATERIALIZED (
     SELECT l.kind, l.namespace, l.name, l.uid, l.event_id, l.received_at, l.created_at,
            w.replicas, w.status_replicas, w.updated_replicas, w.ready_replicas,
            w.available_replicas, w.suspend, w.failed_pods, w.backoff_limit,
+           w.backoff_limit_per_index, w.max_failed_indexes, w.failed_indexes, w.completed_indexes,
            w.current_revision, w.update_revision
     FROM state_at(ts) l JOIN workloads w USING (event_id)
     -- (the kinds judged below, filtered in the scan: most live objects are Events)
@@ -133,7 +136,14 @@ job_end AS (
            concat_ws('; ', coalesce(f.c.reason || ': ' || f.c.message,
                                     e.e.reason || ': ' || e.e.message, f.c.type),
                      CASE WHEN state = 'complete' THEN l.ready_replicas || ' succeeded' END,
-                     CASE WHEN state = 'failed' THEN
+                     -- per index (backoffLimit is then MaxInt32, not the limit that applied)
+                     CASE WHEN state = 'failed' AND l.backoff_limit_per_index IS NOT NULL THEN
+                         'failed indexes ' || coalesce(l.failed_indexes, 'none')
+                         || ' (backoffLimitPerIndex ' || l.backoff_limit_per_index
+                         || coalesce(', maxFailedIndexes ' || l.max_failed_indexes, '') || ')'
+                         || coalesce(', completed ' || l.completed_indexes, '')
+                         || coalesce('; ' || l.failed_pods || ' failed pods', '')
+                          WHEN state = 'failed' THEN
                          nullif(concat_ws(' ', l.failed_pods || ' failed pods',
                                           '(backoffLimit ' || l.backoff_limit || ')'), '') END,
                      CASE WHEN state = 'failed' THEN coalesce(
@@ -162,7 +172,11 @@ suspended AS (
 unready_pods AS (
     -- (a pod not scheduled: the scheduler's message; else its Ready condition)
     SELECT o.owner_uid, arg_max({'name': s.name, 'event_id': s.event_id,
-                                 'why': coalesce(p.phase || ', ' || sc.reason
+                                 -- a pod the kubelet refused: its status says why
+                                 'why': coalesce(CASE WHEN p.phase = 'Failed' THEN 'Failed, '
+                                                      || p.status_reason || coalesce(': '
+                                                      || clean_message(p.status_message), '') END,
+                                                 p.phase || ', ' || sc.reason
                                                      || coalesce(': ' || sc.message, ''),
                                                  concat_ws('; ', c.reason || coalesce(': ' || c.message, ''),
                                                            f.line),
@@ -196,9 +210,24 @@ held AS (
     WHERE l.kind = 'StatefulSet' AND l.update_revision <> l.current_revision
       AND coalesce(l.updated_replicas, 0) < l.replicas
       AND l.received_at <= ts - to_seconds(threshold_s)),
+-- since when a DaemonSet has had fewer pods available than desired: its first version after
+-- the last one that had them all (a controller that kills and recreates a failed pod writes
+-- a new status each round, and is stuck all the same)
+missing_since AS (
+    SELECT l.uid, min(r.received_at) AS since
+    FROM live l JOIN raw_events r ON r.uid = l.uid AND r.received_at <= ts
+    JOIN workloads w ON w.event_id = r.event_id
+    WHERE l.kind = 'DaemonSet' AND coalesce(l.available_replicas, 0) < l.replicas
+      AND r.received_at > coalesce((
+          SELECT max(h.received_at) FROM raw_events h JOIN workloads hw ON hw.event_id = h.event_id
+          WHERE h.uid = l.uid AND h.received_at <= ts
+            AND coalesce(hw.available_replicas, 0) >= coalesce(hw.replicas, 0)), '-infinity'::TIMESTAMP)
+    GROUP BY l.uid),
 missing AS (
     SELECT l.kind, l.namespace, l.name, l.uid, 'pods_missing' AS state,
-           'daemonset_pods_missing' AS cause, coalesce(lw.w.first_at, l.received_at) AS since,
+           'daemonset_pods_missing' AS cause,
+           -- a Warning of this stretch may be older than its first recorded version
+           least(m.since, CASE WHEN lw.w.last_at >= m.since THEN lw.w.first_at END) AS since,
            concat_ws(' — ', coalesce(l.available_replicas, 0) || ' of ' || l.replicas
                                 || ' pods available (' || coalesce(l.status_replicas, 0)
                                 || ' scheduled, ' || coalesce(l.ready_replicas, 0) || ' Ready)',
@@ -207,11 +236,10 @@ missing AS (
            [l.event_id] || coalesce(lw.w.ids, []) || list_filter(
                [u.pod.event_id, u.pod.probe_event_id], lambda x: x IS NOT NULL) AS evidence,
            l.event_id, true AS stuck
-    FROM live l LEFT JOIN unready_pods u ON u.owner_uid = l.uid
+    FROM live l JOIN missing_since m USING (uid) LEFT JOIN unready_pods u ON u.owner_uid = l.uid
     LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS w FROM object_events e
                WHERE e.event_type = 'Warning' GROUP BY uid) lw USING (uid)
-    WHERE l.kind = 'DaemonSet' AND coalesce(l.available_replicas, 0) < l.replicas
-      AND l.received_at <= ts - to_seconds(threshold_s)),
+    WHERE m.since <= ts - to_seconds(threshold_s)),
 -- claims and volumes
 storage AS MATERIALIZED (
     SELECT l.kind, l.cluster, l.namespace, l.name, l.uid, l.event_id, l.received_at, v.phase,

@@ -136,9 +136,15 @@ version_steps AS (
                                                  WHEN o.uid IS NOT NULL THEN 'kube-controller-manager' END,
                                             f.created.creator) END,
             'detail': f.created.detail},
+        -- created with spec.nodeName already set: bound by its creator, no scheduler ran
         {'step': 'scheduled', 'rank': 2, 'ev': f.scheduled.ev,
-            'server_at': f.scheduled.server_at, 'component': 'kube-scheduler',
-            'detail': f.scheduled.detail},
+            'server_at': f.scheduled.server_at,
+            'component': CASE WHEN f.seen_from_start AND f.scheduled.ev.event_id = f.created.ev.event_id
+                              THEN coalesce(f.created.creator, f.created.component, 'unknown')
+                              ELSE 'kube-scheduler' END,
+            'detail': f.scheduled.detail
+                      || CASE WHEN f.seen_from_start AND f.scheduled.ev.event_id = f.created.ev.event_id
+                              THEN ' (spec.nodeName set at creation: no scheduler)' ELSE '' END},
         {'step': 'running', 'rank': 3, 'ev': f.running.ev, 'server_at': f.running.server_at,
             'component': f.running.component, 'detail': NULL},
         {'step': 'ready', 'rank': 4, 'ev': f.ready.ev, 'server_at': f.ready.server_at,
@@ -157,6 +163,11 @@ version_steps AS (
         {'step': 'deleted', 'rank': 12, 'ev': f.deleted.ev, 'server_at': NULL,
             'component': CASE WHEN f.deleted.inferred THEN 'unknown'
                               WHEN f.pod_gc IS NOT NULL THEN 'pod-garbage-collector'
+                              -- already Failed or Succeeded when deleted: the API server sets
+                              -- grace 0 whoever asks (pkg/registry/core/pod/strategy.go
+                              -- CheckGracefulDelete), so the requester's DELETE removed it
+                              WHEN f.terminal.version_no < f.deletion.version_no
+                                   AND f.deleted.grace_s = 0 THEN coalesce(q.who, 'kube-apiserver')
                               WHEN f.deleted.grace_s = 0 AND f.deleted.node_name IS NOT NULL
                                    AND (d.node_ready IS DISTINCT FROM 'True'
                                         OR d.node_type IN ('DELETED', 'INFERRED_DELETED'))

@@ -5,6 +5,8 @@ SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_n
        p.o.spec.terminationGracePeriodSeconds AS grace_s,
        coalesce(len(list_filter(p.o.spec.containers, lambda c: c.lifecycle.preStop IS NOT NULL)) > 0,
                 false) AS has_prestop,
+       [c.name FOR c IN coalesce(p.o.spec.containers, []) IF c.lifecycle.postStart IS NOT NULL]
+           AS post_start_containers,
        coalesce([v.persistentVolumeClaim.claimName FOR v IN p.o.spec.volumes
                  IF v.persistentVolumeClaim IS NOT NULL], []) AS claim_names,
        p.o.spec.schedulerName AS scheduler_name,

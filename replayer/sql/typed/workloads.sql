@@ -1,7 +1,8 @@
 -- workloads: one row per ReplicaSet, Deployment, StatefulSet, DaemonSet or Job version,
 -- the replica counts mapped onto one set of columns (DaemonSet: scheduled/ready/available
 -- numbers; Job: parallelism, active, succeeded, failed), what says whether the object
--- is done or held (a Job's completions, backoffLimit, suspend and completionTime, a
+-- is done or held (a Job's completions, backoffLimit (per index too), suspend and
+-- completionTime, a
 -- StatefulSet's current and update revisions), and template_memory_limits: the pod
 -- template's limits.memory per container name (init containers too), as written.
 WITH w AS (SELECT p.event_id, p.uid, p.kind, p.o.spec AS spec, p.o.status AS status,
@@ -36,6 +37,10 @@ SELECT event_id, uid, kind,
            AS template_memory_limits,
        spec.completions AS completions, spec.backoffLimit AS backoff_limit,
        spec.suspend AS suspend, status.failed AS failed_pods,
+       -- an Indexed Job's limits per index and which indexes ended how ("1,3-5")
+       spec.backoffLimitPerIndex AS backoff_limit_per_index,
+       spec.maxFailedIndexes AS max_failed_indexes,
+       status.failedIndexes AS failed_indexes, status.completedIndexes AS completed_indexes,
        status.completionTime AS completion_time,
        status.currentRevision AS current_revision, status.updateRevision AS update_revision
 FROM w
