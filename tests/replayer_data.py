@@ -21,7 +21,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from click.testing import CliRunner
+
+from ktrace.cli import cli
 from replayer import db
+from replayer.analyses.stuck import stuck
 from replayer.replay import import_captures, replay
 from schemas.topics import resource_of
 from transports.kafka.settings import KafkaSettings
@@ -54,6 +58,25 @@ def load_captures(path: str, files: list[str]) -> duckdb.DuckDBPyConnection:
     con = db.open_db(path)
     import_captures(files, con, cluster="imported")
     return con
+
+
+def recording_fixtures(directory: Path) -> tuple[Callable, Callable]:
+    """Two module fixtures over DIRECTORY's recording: ``db_file`` (a database holding it,
+    for the CLI) and ``recorded`` (a read-only connection to it, as the analyses open one).
+    Assign them by those names: ``db_file, recorded = recording_fixtures(...)``."""
+    @pytest.fixture(scope="module", name="db_file")
+    def db_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+        path = str(tmp_path_factory.mktemp(directory.parent.name) / "recording.duckdb")
+        load_recording(path, str(directory)).close()
+        return path
+
+    @pytest.fixture(scope="module", name="recorded")
+    def recorded(db_file: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        con = db.open_readonly(db_file)
+        yield con
+        con.close()
+
+    return db_file, recorded
 
 
 def _session_db(factory: pytest.TempPathFactory, name: str, load: Callable[[str], duckdb.DuckDBPyConnection]
@@ -101,6 +124,19 @@ edge = _recorded_fixture("edge")
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[tuple]:
     return con.execute(sql, list(params)).fetchall()
+
+
+def stuck_by_object(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict]:
+    """What `ktrace stuck` lists, by (kind, name)."""
+    columns, found = stuck(con).rows
+    return {(r["kind"], r["name"]): r for r in (dict(zip(columns, row)) for row in found)}
+
+
+def cli_stdout(*args: str) -> str:
+    """What `ktrace ARGS` prints; it must succeed."""
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
 
 
 def recorded_records(scenario: str = "scenarios") -> list[tuple[str, dict]]:

@@ -7,19 +7,13 @@ from the raw records."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import pytest
-from click.testing import CliRunner
 
-from ktrace.cli import cli
-from replayer import db
 from replayer.analyses.explain import explain
-from replayer.analyses.stuck import stuck
-from tests.replayer_data import load_recording, rows
+from tests.replayer_data import cli_stdout, recording_fixtures, rows, stuck_by_object
 
 WORKLOADS = Path(__file__).parent / "data" / "node" / "workloads"
 END = datetime(2026, 12, 7, 14, 44, 50, 110267)  # the recording's last record
@@ -40,24 +34,7 @@ PREEMPTED = ("Preempting: Preempted in order to admit critical pod; DisruptionTa
              "Pod was preempted by Kubelet to accommodate a critical pod.")
 
 
-@pytest.fixture(scope="module")
-def db_file(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = str(tmp_path_factory.mktemp("workloads") / "workloads.duckdb")
-    load_recording(path, str(WORKLOADS / "recording")).close()
-    return path
-
-
-@pytest.fixture(scope="module")
-def recorded(db_file: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = db.open_readonly(db_file)
-    yield con
-    con.close()
-
-
-def run(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.stdout
+db_file, recorded = recording_fixtures(WORKLOADS / "recording")
 
 
 def evidence_records(con: duckdb.DuckDBPyConnection, ids: list[int]) -> list[tuple[str, str, str]]:
@@ -71,12 +48,6 @@ def evidence_of(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> list[tu
     return evidence_records(con, ids)
 
 
-def judged(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], dict]:
-    """What `ktrace stuck` lists at the end, by (kind, name)."""
-    columns, found = stuck(con).rows
-    return {(r["kind"], r["name"]): r for r in (dict(zip(columns, row)) for row in found)}
-
-
 def test_the_recording_replays_whole(recorded: duckdb.DuckDBPyConnection) -> None:
     assert rows(recorded, "SELECT count(*) FROM load_problems") == [(0,)]
     assert rows(recorded, "SELECT count(*), max(received_at) FROM raw_events") == [(412, END)]
@@ -88,7 +59,7 @@ def test_services_without_a_ready_endpoint_name_their_pods_or_selector(recorded:
     """`typo` selects app=wbe, which no pod has: its slice stays empty; `unready`'s one pod
     fails its readiness probe: its slice holds it, not ready. Both since their creation (no
     endpoint was ever ready), stuck past the threshold; `web`, whose pod is Ready, is not."""
-    found = judged(recorded)
+    found = stuck_by_object(recorded)
     services = {name: r for (kind, name), r in found.items() if kind == "Service"}
     assert sorted(services) == ["typo", "unready"]
     assert [(r["problem"], str(r["since"]), round(r["stuck_for_s"]), r["top_cause"], r["causes"][0]["detail"])
@@ -115,11 +86,11 @@ def test_explain_a_service_tells_why_it_has_no_ready_endpoint(recorded: duckdb.D
     assert finding.sentence == ("No ready endpoint for 1m30s (since 2026-12-07T14:43:20Z): no_ready_endpoints — "
                                 + TYPO)
     assert finding.advice.startswith("a selector that matches no pod: compare it with the label values of the namespace's pods")
-    (said,) = json.loads(run("explain", "svc/unready", "-n", "svc", "--db", db_file, "-o", "json"))
+    (said,) = json.loads(cli_stdout("explain", "svc/unready", "-n", "svc", "--db", db_file, "-o", "json"))
     assert (said["kind"], said["name"], [f["sentence"] for f in said["findings"]]) == (
         "Service", "unready", ["No ready endpoint for 1m31s (since 2026-12-07T14:43:19Z): no_ready_endpoints — "
                                + UNREADY])
-    table = run("explain", "svc/typo", "-n", "svc", "--db", db_file)
+    table = cli_stdout("explain", "svc/typo", "-n", "svc", "--db", db_file)
     assert "no_ready_endpoints" in table and "typo-z7khm: no endpoint" in table
 
 
@@ -127,7 +98,7 @@ def test_a_statefulset_update_is_held_by_its_new_pod_not_ready(recorded: duckdb.
     """VERSION=2 at 14:43:25.8: the controller replaced db-1 (the highest ordinal first) with
     revision db-5759895c5, which never passes its readiness probe, and waits: db-0 keeps the
     old revision. Held since the update began, with the pod's probe failure."""
-    found = judged(recorded)[("StatefulSet", "db")]
+    found = stuck_by_object(recorded)[("StatefulSet", "db")]
     assert (found["problem"], str(found["since"]), round(found["stuck_for_s"]), found["top_cause"],
             found["causes"][0]["detail"]) == (
         "update_held", "2026-12-07 14:43:25.824629", 84, "statefulset_update_held", HELD)
@@ -142,7 +113,7 @@ def test_a_daemonset_pod_is_missing_where_its_host_port_is_taken(recorded: duckd
     """Pod `holder` holds host port 18081 on the real node; the DaemonSet's pod for it stays
     Pending with the scheduler's message, the kwok node's runs. Missing since the first
     status that wanted 2 pods (14:43:23.16: none available yet)."""
-    found = judged(recorded)[("DaemonSet", "agent")]
+    found = stuck_by_object(recorded)[("DaemonSet", "agent")]
     assert (found["problem"], str(found["since"]), found["top_cause"], found["causes"][0]["detail"]) == (
         "pods_missing", "2026-12-07 14:43:23.161821", "daemonset_pods_missing", MISSING)
     assert evidence_of(recorded, "DaemonSet", "agent") == [
