@@ -1,0 +1,250 @@
+"""The control plane's own catalogue rows (tests/data/controlplane, made by its capture.py on
+the tests' real kube-apiserver, controller-manager and scheduler, kwok nodes and a node no
+kubelet ever updates): what `stuck` and `explain` say of each, against what its EXPECTED.md
+reads from the raw records — the deciding message always quoted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from ktrace.cli import cli
+from replayer import db
+from replayer.analyses.explain import explain
+from replayer.analyses.stuck import stuck
+from tests.replayer_data import load_recording, rows
+
+DATA = Path(__file__).parent / "data" / "controlplane"
+END = datetime(2026, 12, 7, 17, 44, 33, 370240)  # the recording's last record
+NO_FREE = "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+NEVER = ("node silent-node Ready=Unknown since 2026-12-07T17:43:17Z (NodeStatusNeverUpdated: "
+         "Kubelet never posted node status.)")
+PREEMPTED = ("Preempted, 2026-12-07T17:42:56Z: Preempted by pod 7cf600f2-029a-4def-8f0a-1b5d1aaddb79 on node "
+             "kwok-node-0; DisruptionTarget PreemptionByScheduler: default-scheduler: preempting to accommodate "
+             "a higher priority pod")
+DENIED = ('admission webhook "deny-pods.freeze.ktrace.test" denied the request: '
+          "CREATE of pods in namespace webhook is frozen by policy")
+CONTENT = ("NamespaceDeletionContentFailure: Failed to delete all resource types, 1 remaining: admission webhook "
+           '"deny-deletes.freeze.ktrace.test" denied the request: DELETE of configmaps in namespace frozen is '
+           "frozen by policy")
+
+
+@pytest.fixture(scope="module")
+def db_file(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = str(tmp_path_factory.mktemp("controlplane") / "controlplane.duckdb")
+    load_recording(path, str(DATA / "recording")).close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def recorded(db_file: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = db.open_readonly(db_file)
+    yield con
+    con.close()
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def judged(con: duckdb.DuckDBPyConnection, namespace: str | None = None) -> list[tuple]:
+    """What `ktrace stuck` lists at the end: (kind, name, problem, since, top cause, the
+    first cause's detail), of one namespace (None: the cluster-scoped objects)."""
+    columns, found = stuck(con).rows
+    return sorted((r["kind"], r["name"], r["problem"], str(r["since"]), r["top_cause"], r["causes"][0]["detail"])
+                  for r in (dict(zip(columns, row)) for row in found) if r["namespace"] == namespace)
+
+
+def evidence_of(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> list[tuple[str, str, str]]:
+    (ids,) = rows(con, "SELECT causes[1].evidence FROM problems WHERE kind = ? AND name = ?", kind, name)[0]
+    return rows(con, "SELECT kind, name, strftime(received_at, '%H:%M:%S') FROM raw_events "
+                     "WHERE list_contains(?, event_id) ORDER BY event_id", ids)
+
+
+def findings(con: duckdb.DuckDBPyConnection, ref: str, namespace: str | None = None) -> list[str]:
+    story = explain(con, ref, namespace=namespace)[0]
+    return [f.sentence for f in story.findings]
+
+
+def test_the_recording_replays_whole(recorded: duckdb.DuckDBPyConnection) -> None:
+    assert rows(recorded, "SELECT count(*) FROM load_problems") == [(0,)]
+    assert rows(recorded, "SELECT count(*), max(received_at) FROM raw_events") == [(448, END)]
+    assert (DATA / "versions.txt").read_text().splitlines()[:3] == [
+        f"{c} Kubernetes v1.37.2" for c in ("kube-apiserver", "kube-controller-manager", "kube-scheduler")]
+
+
+def test_the_scheduler_quotes_each_volume_plugin_that_refused(recorded: duckdb.DuckDBPyConnection) -> None:
+    """Each pod's volume is refused on every kwok node by one plugin (silent-node is refused
+    by its taint): an RWOP claim in use, an iSCSI disk in use on the pod's node, a PV in
+    zone-b, a CSI driver whose only CSIStorageCapacity (100Mi) is under the claim's 1Gi, a
+    claim whose PV was removed. The zone's message is the volume's node affinity, as the
+    VolumeZone predicate's old name NoVolumeZoneConflict already was."""
+    pods = [r for r in judged(recorded, "volumes") if r[0] == "Pod"]
+    assert pods == [
+        ("Pod", "disk-second", "pending", "2026-12-07 17:42:59", "unschedulable",
+         "node_selector_mismatch, untolerated_taint, other — 0/4 nodes are available: 1 node(s) had no available "
+         "disk, 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's node affinity/selector. preemption: "
+         "0/4 nodes are available: 1 No preemption victims found for incoming pod, 3 Preemption is not helpful for "
+         "scheduling.; FailedScheduling, 2026-12-07T17:42:59Z"),
+        ("Pod", "needs-space", "pending", "2026-12-07 17:42:59", "unschedulable",
+         "other, untolerated_taint — 0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 node(s) did not "
+         f"have enough free storage. {NO_FREE}; FailedScheduling ×3, 2026-12-07T17:42:59Z – 17:42:59Z"),
+        ("Pod", "rwop-second", "pending", "2026-12-07 17:42:59", "unschedulable",
+         "other, untolerated_taint — 0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 node(s) "
+         "unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another "
+         "pod. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption "
+         "victims found for incoming pod.; FailedScheduling, 2026-12-07T17:42:59Z"),
+        ("Pod", "uses-lost", "pending", "2026-12-07 17:43:02", "unschedulable",
+         'unbound_pvc — 0/4 nodes are available: persistentvolumeclaim "lost" bound to non-existent '
+         'persistentvolume "lost-pv". not found; FailedScheduling, 2026-12-07T17:43:02Z'),
+        ("Pod", "zoned", "pending", "2026-12-07 17:42:59", "unschedulable",
+         "volume_node_affinity, untolerated_taint — 0/4 nodes are available: 1 node(s) had untolerated taint(s), "
+         f"3 node(s) had no available volume zone. {NO_FREE}; FailedScheduling ×3, 2026-12-07T17:42:59Z – "
+         "17:42:59Z"),
+    ]
+    # the pod and the scheduler's Events about it (three attempts: the claim, then its PV, bound)
+    assert evidence_of(recorded, "Pod", "zoned") == [
+        ("Event", "zoned.18ef09a4bbe75903", "17:42:59"), ("Event", "zoned.18ef09a4bc76415c", "17:42:59"),
+        ("Event", "zoned.18ef09a4bc76415c", "17:42:59"), ("Pod", "zoned", "17:42:59")]
+
+
+def test_a_generic_ephemeral_volume_whose_claim_a_quota_forbids(recorded: duckdb.DuckDBPyConnection) -> None:
+    """The ephemeral volume controller cannot create scratch-data (persistentvolumeclaims: 0),
+    so the scheduler waits for it; the controller's own FailedBinding is on the pod's timeline."""
+    assert judged(recorded, "ephemeral") == [
+        ("Pod", "scratch", "pending", "2026-12-07 17:43:03", "unschedulable",
+         'unbound_pvc — 0/4 nodes are available: waiting for ephemeral volume controller to create the '
+         'persistentvolumeclaim "scratch-data". not found; FailedScheduling, 2026-12-07T17:43:03Z')]
+    (story,) = explain(recorded, "pod/scratch", namespace="ephemeral")
+    assert [s["detail"] for s in story.timeline if s["step"] == "warning"][-1].startswith(
+        'FailedBinding: ephemeral volume data: create PVC scratch-data: persistentvolumeclaims "scratch-data" is '
+        "forbidden: exceeded quota: none")
+
+
+def test_a_gated_pod_waits_on_its_gates(recorded: duckdb.DuckDBPyConnection) -> None:
+    """The API server writes PodScheduled=False SchedulingGated; the scheduler's own
+    `waiting for scheduling gates: [...]` status is never written to the pod or an Event."""
+    assert judged(recorded, "sched") == [
+        ("Pod", "gated", "pending", "2026-12-07 17:42:54", "scheduling_gated",
+         "waiting on scheduling gates example.com/approval — PodScheduled=False SchedulingGated — "
+         "Scheduling is blocked due to non-empty scheduling gates")]
+    assert rows(recorded, "SELECT count(*) FROM (SELECT message FROM conditions UNION ALL SELECT message "
+                          "FROM k8s_events) WHERE message LIKE '%waiting for scheduling gates%'") == [(0,)]
+
+
+def test_a_pod_preempted_by_the_scheduler(recorded: duckdb.DuckDBPyConnection, db_file: str) -> None:
+    """`preemptor` (PriorityClass high) needs 24 of kwok-node-0's 32 CPUs that `victim` (low)
+    holds: the scheduler marks the victim DisruptionTarget PreemptionByScheduler, writes the
+    Preempted Event and deletes it; an outcome, never stuck."""
+    assert rows(recorded, "SELECT r.name, o.problem, o.since, o.causes[1].detail FROM pod_outcomes_at(?) o "
+                          "JOIN (SELECT DISTINCT uid, name FROM raw_events) r USING (uid)", END) == [
+        ("victim", "preempted", datetime(2026, 12, 7, 17, 42, 56), PREEMPTED)]
+    (story,) = explain(recorded, "pod/victim", namespace="sched")
+    assert [(f.topic, f.sentence) for f in story.findings][0] == (
+        "outcome", "Preempted at 2026-12-07T17:42:56Z: preempted — " + PREEMPTED)
+    assert ("deletion_requested", "kube-scheduler (preemption)", "grace 5s") in [
+        (s["step"], s["component"], s["detail"]) for s in story.timeline]
+    (said,) = json.loads(run("explain", "pod/victim", "-n", "sched", "--db", db_file, "-o", "json"))
+    assert said["findings"][0]["sentence"] == "Preempted at 2026-12-07T17:42:56Z: preempted — " + PREEMPTED
+
+
+def test_claims_the_pv_controller_cannot_bind(recorded: duckdb.DuckDBPyConnection) -> None:
+    """`no-class` (storageClassName "", no PV): the controller's FailedBinding — a Normal
+    Event, repeated at every resync; `too-big` names small-pv (100Mi) for 1Gi: VolumeMismatch.
+    Its class `manual` is no StorageClass — the static PVs' class needs none: not
+    storage_class_missing."""
+    claims = [r for r in judged(recorded, "volumes") if r[0] == "PersistentVolumeClaim" and r[2] == "claim_pending"]
+    assert claims == [
+        ("PersistentVolumeClaim", "no-class", "claim_pending", "2026-12-07 17:42:59", "provisioning_failed",
+         "FailedBinding: no persistent volumes available for this claim and no storage class is set (×8)"),
+        ("PersistentVolumeClaim", "too-big", "claim_pending", "2026-12-07 17:42:59", "provisioning_failed",
+         'VolumeMismatch: Cannot bind to requested volume "small-pv": requested PV is too small (×8)')]
+    assert findings(recorded, "pvc/too-big", "volumes") == [
+        'Claim not bound for 1m34s (since 2026-12-07T17:42:59Z): provisioning_failed — VolumeMismatch: Cannot bind '
+        'to requested volume "small-pv": requested PV is too small (×8)']
+
+
+def test_claims_lost_and_a_volume_no_plugin_can_delete(recorded: duckdb.DuckDBPyConnection) -> None:
+    """lost-pv removed while bound (its pv-protection finalizer dropped): `lost` is Lost;
+    `second` says it is bound to shared-pv, whose claimRef is `first`: ClaimMisbound; nfs-pv
+    (Delete) released by `scratch`: no plugin deletes NFS volumes, phase Failed."""
+    assert [r for r in judged(recorded, "volumes") if r[2] == "lost"] == [
+        ("PersistentVolumeClaim", "lost", "lost", "2026-12-07 17:43:01", "pvc_lost",
+         "phase Lost — its volume lost-pv — ClaimLost: Bound claim has lost its PersistentVolume. Data on the "
+         "volume is lost!"),
+        ("PersistentVolumeClaim", "second", "lost", "2026-12-07 17:43:01", "pvc_lost",
+         "phase Lost — its volume shared-pv — ClaimMisbound: Two claims are bound to the same volume, this one is "
+         "bound incorrectly")]
+    assert [r for r in judged(recorded) if r[0] == "PersistentVolume"] == [
+        ("PersistentVolume", "nfs-pv", "failed", "2026-12-07 17:43:01", "pv_failed",
+         'phase Failed — claim volumes/scratch, reclaim policy Delete — VolumeFailedDelete: error getting deleter '
+         'volume plugin for volume "nfs-pv": no deletable volume plugin matched')]
+    assert findings(recorded, "pvc/second", "volumes")[0].startswith(
+        "Lost for 1m32s (since 2026-12-07T17:43:01Z): pvc_lost — phase Lost — its volume shared-pv — ClaimMisbound")
+
+
+def test_pods_on_a_node_no_kubelet_ever_updated(recorded: duckdb.DuckDBPyConnection) -> None:
+    """silent-node was created with no kubelet: 20 s later (--node-startup-grace-period) the
+    node controller wrote Ready=Unknown NodeStatusNeverUpdated. `stranded` (bound by
+    spec.nodeName) never starts; `leaving`, deleted, stays Terminating: nothing confirms."""
+    assert judged(recorded, "nodes") == [
+        ("Pod", "leaving", "terminating", "2026-12-07 17:43:23", "node_not_ready", NEVER),
+        ("Pod", "stranded", "pending", "2026-12-07 17:43:16", "node_not_ready", NEVER)]
+    assert evidence_of(recorded, "Pod", "stranded") == [
+        ("Node", "silent-node", "17:43:17"), ("Pod", "stranded", "17:43:16")]
+    (node,) = explain(recorded, "node/silent-node")
+    assert ("condition", "Ready=Unknown NodeStatusNeverUpdated: Kubelet never posted node status.") in [
+        (s["step"], s["detail"]) for s in node.timeline]
+
+
+def test_a_job_suspended_then_resumed(recorded: duckdb.DuckDBPyConnection) -> None:
+    """Created suspended at 17:43:03, resumed at 17:43:09 (the controller's Resumed Event):
+    job_suspended between, nothing once it runs."""
+    assert rows(recorded, "SELECT name, cause, stuck, since FROM object_findings_at(?) WHERE kind = 'Job'",
+                datetime(2026, 12, 7, 17, 43, 6)) == [
+        ("later", "job_suspended", False, datetime(2026, 12, 7, 17, 43, 3))]
+    assert rows(recorded, "SELECT count(*) FROM object_findings_at(?) WHERE kind = 'Job'", END) == [(0,)]
+    (job, _pod) = explain(recorded, "job/later", namespace="jobs")
+    assert job.findings == []
+    assert [s["detail"] for s in job.timeline if s["step"] in ("event", "condition")] == [
+        "Suspended: Job suspended", "Suspended=True JobSuspended: Job suspended",
+        "Suspended=False JobResumed: Job resumed", "SuccessfulCreate: Created pod: later-65jsj",
+        "Resumed: Job resumed"]
+
+
+def test_pods_a_controller_could_not_create(recorded: duckdb.DuckDBPyConnection, db_file: str) -> None:
+    """The StatefulSet's pod is over the namespace's quota (pods: 0); the ReplicaSet's is denied
+    by the validating webhook (webhook.py): each with the controller's FailedCreate."""
+    assert judged(recorded, "sts") == [
+        ("StatefulSet", "db", "not_created", "2026-12-07 17:43:10", "not_created",
+         '0 of 1 pods — Create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: '
+         "none, requested: pods=1, used: pods=0, limited: pods=0 (×15)")]
+    assert judged(recorded, "webhook") == [
+        ("ReplicaSet", "web-857bb4bd9d", "not_created", "2026-12-07 17:43:15", "not_created",
+         f"0 of 1 pods — Error creating: {DENIED} (×14)")]
+    assert evidence_of(recorded, "ReplicaSet", "web-857bb4bd9d") == [
+        ("Event", "web-857bb4bd9d.18ef09a865343928", "17:43:25"),
+        ("Event", "web-857bb4bd9d.18ef09a865343928", "17:43:35"),
+        ("Event", "web-857bb4bd9d.18ef09a865343928", "17:43:56"), ("ReplicaSet", "web-857bb4bd9d", "17:43:15")]
+    table = run("explain", "sts/db", "-n", "sts", "--db", db_file)
+    assert "not_created" in table and 'pods "db-0" is forbidden: exceeded quota: none' in table
+
+
+def test_a_namespace_whose_content_a_webhook_will_not_delete(recorded: duckdb.DuckDBPyConnection) -> None:
+    """The namespace controller's DELETE of ConfigMap settings is denied by the webhook: the
+    namespace stays Terminating with NamespaceDeletionContentFailure ContentDeletionFailed."""
+    assert [r for r in judged(recorded) if r[0] == "Namespace"] == [
+        ("Namespace", "frozen", "terminating", "2026-12-07 17:43:15", "namespace_content", CONTENT)]
+    assert rows(recorded, "SELECT c.status, c.reason FROM conditions c JOIN raw_events r USING (event_id) "
+                          "WHERE r.name = 'frozen' AND c.type = 'NamespaceDeletionContentFailure' "
+                          "ORDER BY c.event_id DESC LIMIT 1") == [("True", "ContentDeletionFailed")]
+    assert findings(recorded, "ns/frozen") == [
+        f"Stuck Terminating for 1m18s (since 2026-12-07T17:43:15Z): namespace_content — {CONTENT}"]
