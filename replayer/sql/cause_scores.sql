@@ -35,7 +35,7 @@ VALUES
     ('no_ready_endpoints', 76, 'a Service whose selector matches no Ready pod: its EndpointSlices hold no ready endpoint, every connection to it is refused ("no endpoints available for service")', NULL, NULL),
     ('daemonset_pods_missing', 86, 'the DaemonSet has fewer pods available than eligible nodes (FailedCreate, FailedPlacement, pods not Ready)', NULL, NULL),
     ('storage_class_missing', 93, 'the claim names a StorageClass that does not exist (ProvisioningFailed: storageclass … not found)', NULL, NULL),
-    ('provisioning_failed', 91, 'the claim cannot be provisioned or bound (ProvisioningFailed, FailedBinding)', NULL, NULL),
+    ('provisioning_failed', 91, 'the claim cannot be provisioned or bound (ProvisioningFailed, FailedBinding, VolumeMismatch)', NULL, NULL),
     ('external_provisioning', 60, 'the claim waits for an external provisioner (ExternalProvisioning) past the threshold', NULL, NULL),
     ('waiting_for_consumer', 15, 'the claim binds when a pod using it is scheduled (WaitForFirstConsumer, WaitForPodScheduled) — a state, not a failure', NULL, NULL),
     ('pvc_lost', 94, 'the claim lost its volume (phase Lost, ClaimLost): the data on it is gone', NULL, NULL),

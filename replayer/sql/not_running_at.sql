@@ -107,9 +107,14 @@ c_unschedulable AS (
                coalesce(e.message, s.scheduled.message))
            -- how long the scheduler has been saying so
            || coalesce('; FailedScheduling' || CASE WHEN e.count > 1 THEN ' ×' || e.count ELSE '' END
-                       || ', ' || span_label(e.first_at, e.last_at), '') AS detail,
-           [s.event_id] || coalesce(e.ids, []) AS evidence
+                       || ', ' || span_label(e.first_at, e.last_at), '')
+           -- why a generic ephemeral volume's claim does not exist: the ephemeral volume
+           -- controller's Warning on the pod (a quota, a webhook), which the scheduler's
+           -- "waiting for ephemeral volume controller…" does not say
+           || coalesce('; ' || event_line(b.reason, b.message, b.count, b.first_at, b.last_at), '') AS detail,
+           [s.event_id] || coalesce(e.ids, []) || coalesce(b.ids, []) AS evidence
     FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
+    LEFT JOIN last_event b ON b.uid = s.uid AND b.reason = 'FailedBinding'
     WHERE s.node_name IS NULL AND s.scheduled.reason IS DISTINCT FROM 'SchedulingGated'
       AND (s.scheduled.status = 'False' OR e.uid IS NOT NULL)),
 -- held on purpose (KEP-3521): not a failure, named with its gates

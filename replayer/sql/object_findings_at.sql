@@ -30,7 +30,8 @@
 --     waiting_for_consumer: a Pending PersistentVolumeClaim, by the PV controller's latest
 --     Event about it (ProvisioningFailed naming a StorageClass not found — where the
 --     recording holds StorageClasses, the claim's class absent from their list at ts,
---     the list named — / other ProvisioningFailed or FailedBinding / ExternalProvisioning /
+--     the list named — / other ProvisioningFailed, FailedBinding or VolumeMismatch (the
+--     volume it names does not fit it) / ExternalProvisioning /
 --     WaitForFirstConsumer or WaitForPodScheduled);
 --   pvc_lost: a claim in phase Lost (ClaimLost), naming its volume; pv_released: a volume
 --     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
@@ -249,8 +250,8 @@ storage AS MATERIALIZED (
     WHERE l.kind IN ('PersistentVolumeClaim', 'PersistentVolume')),
 claim_events AS (
     SELECT uid, arg_max(e, e.last_at) AS e FROM object_events e
-    WHERE e.reason IN ('ProvisioningFailed', 'FailedBinding', 'ExternalProvisioning',
-                       'WaitForFirstConsumer', 'WaitForPodScheduled')
+    WHERE e.reason IN ('ProvisioningFailed', 'FailedBinding', 'VolumeMismatch',
+                       'ExternalProvisioning', 'WaitForFirstConsumer', 'WaitForPodScheduled')
     GROUP BY uid),
 -- the StorageClasses of each cluster at ts, where the recording watched them (a cluster
 -- with a StorageClass record): the PV controller's "storageclass … not found" may be older
@@ -267,7 +268,9 @@ pending_claims AS (
            CASE WHEN k.cluster IS NULL
                 THEN regexp_extract(c.e.message,
                                     '(?i)storageclass(?:\.storage\.k8s\.io)? "([^"]+)" not found', 1)
-                WHEN s.storage_class <> ''
+                -- only provisioning needs the class to exist: a claim binding a
+                -- pre-provisioned volume may name a class no StorageClass defines
+                WHEN c.e.reason = 'ProvisioningFailed' AND s.storage_class <> ''
                      AND NOT list_contains(coalesce(k.names, []), s.storage_class)
                 THEN s.storage_class ELSE '' END AS missing_class,
            k.names AS classes
@@ -279,7 +282,8 @@ claim_findings AS (
            CASE WHEN reason IN ('WaitForFirstConsumer', 'WaitForPodScheduled')
                 THEN 'claim_waiting' ELSE 'claim_pending' END AS state,
            CASE WHEN missing_class <> '' THEN 'storage_class_missing'
-                WHEN reason IN ('ProvisioningFailed', 'FailedBinding') THEN 'provisioning_failed'
+                WHEN reason IN ('ProvisioningFailed', 'FailedBinding', 'VolumeMismatch')
+                    THEN 'provisioning_failed'
                 WHEN reason = 'ExternalProvisioning' THEN 'external_provisioning'
                 ELSE 'waiting_for_consumer' END AS cause,
            first_at AS since,

@@ -20,6 +20,8 @@ CASE
          OR reason ILIKE '%didn''t find available persistent volumes%'
          OR reason ILIKE '%waiting for first consumer%' THEN 'unbound_pvc'
     WHEN reason ILIKE '%volume node affinity conflict%' OR reason = 'NoVolumeZoneConflict'
+         -- the VolumeZone plugin's wording of the same (volume_zone.go ErrReasonConflict)
+         OR reason ILIKE '%had no available volume zone%'
          -- the v1.37 wording (binder.go ErrReasonNodeConflict)
          OR reason ILIKE '%didn''t match PersistentVolume''s node affinity%'
         THEN 'volume_node_affinity'
