@@ -118,15 +118,19 @@ def test_the_scheduler_quotes_each_volume_plugin_that_refused(recorded: duckdb.D
 
 def test_a_generic_ephemeral_volume_whose_claim_a_quota_forbids(recorded: duckdb.DuckDBPyConnection) -> None:
     """The ephemeral volume controller cannot create scratch-data (persistentvolumeclaims: 0),
-    so the scheduler waits for it; the controller's own FailedBinding is on the pod's timeline."""
+    so the scheduler waits for it: the controller's FailedBinding on the pod says why, and
+    decides."""
+    quota = ('ephemeral volume data: create PVC scratch-data: persistentvolumeclaims "scratch-data" is forbidden: '
+             "exceeded quota: none, requested: persistentvolumeclaims=1, used: persistentvolumeclaims=0, limited: "
+             "persistentvolumeclaims=0")
     assert judged(recorded, "ephemeral") == [
         ("Pod", "scratch", "pending", "2026-12-07 17:43:03", "unschedulable",
          'unbound_pvc — 0/4 nodes are available: waiting for ephemeral volume controller to create the '
-         'persistentvolumeclaim "scratch-data". not found; FailedScheduling, 2026-12-07T17:43:03Z')]
+         'persistentvolumeclaim "scratch-data". not found; FailedScheduling, 2026-12-07T17:43:03Z; '
+         f"FailedBinding ×15, 2026-12-07T17:43:03Z – 17:44:25Z: {quota}")]
+    assert [kind for kind, _, _ in evidence_of(recorded, "Pod", "scratch")] == ["Event"] * 4 + ["Pod"]
     (story,) = explain(recorded, "pod/scratch", namespace="ephemeral")
-    assert [s["detail"] for s in story.timeline if s["step"] == "warning"][-1].startswith(
-        'FailedBinding: ephemeral volume data: create PVC scratch-data: persistentvolumeclaims "scratch-data" is '
-        "forbidden: exceeded quota: none")
+    assert f"FailedBinding ×15, 2026-12-07T17:43:03Z – 17:44:25Z: {quota}" in story.findings[0].sentence
 
 
 def test_a_gated_pod_waits_on_its_gates(recorded: duckdb.DuckDBPyConnection) -> None:
