@@ -252,3 +252,23 @@ def test_a_namespace_whose_content_a_webhook_will_not_delete(recorded: duckdb.Du
                           "ORDER BY c.event_id DESC LIMIT 1") == [("True", "ContentDeletionFailed")]
     assert findings(recorded, "ns/frozen") == [
         f"Stuck Terminating for 1m18s (since 2026-12-07T17:43:15Z): namespace_content — {CONTENT}"]
+
+
+def test_a_volume_whose_recycler_pod_a_quota_forbids(tmp_path: Path) -> None:
+    """recycle/: recycled-pv (policy Recycle) released by its claim; the PV controller's
+    recycler pod is over namespace default's quota (pods: 0): VolumeFailedRecycle, phase
+    Failed — the quota's text decides."""
+    con = load_recording(str(tmp_path / "recycle.duckdb"), str(DATA / "recycle" / "recording"))
+    try:
+        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
+            (87, datetime(2026, 12, 7, 18, 1, 45, 178280))]
+        assert judged(con) == [
+            ("PersistentVolume", "recycled-pv", "failed", "2026-12-07 18:01:25", "pv_failed",
+             "phase Failed — claim recycle/data, reclaim policy Recycle — VolumeFailedRecycle: Recycle failed: "
+             'unexpected error creating recycler pod:  pods "recycler-for-recycled-pv" is forbidden: exceeded '
+             "quota: none, requested: pods=1, used: pods=0, limited: pods=0")]
+        (story,) = explain(con, "pv/recycled-pv")
+        assert [s["detail"] for s in story.timeline if s["step"] == "phase"] == [
+            "Pending", "Available", "Bound", "Released", "Failed"]
+    finally:
+        con.close()

@@ -1,7 +1,7 @@
 """Record what the control plane alone writes (issue 25's catalogue rows that need no
 kubelet) with ``ktrace record`` on the tests' real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python tests/data/controlplane/capture.py OUT_DIR
+    ~/.cache/ktrace/venv/bin/python tests/data/controlplane/capture.py OUT_DIR [recycle]
 
 kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok stands in
 for the kubelets of kwok-node-0..2 (all in zone ``zone-a``); node ``silent-node`` has no
@@ -24,6 +24,10 @@ each in its namespace:
   frozen    a namespace deleted while the same webhook denies deleting its ConfigMaps
 
 then waits past ``ktrace stuck``'s 60 s threshold. Writes OUT_DIR/versions.txt.
+
+``recycle`` records, on a control plane of its own, into OUT_DIR/recycle: a Recycle-policy
+volume released while a ResourceQuota in namespace default (pods: 0) forbids the PV
+controller's recycler pod.
 """
 
 from __future__ import annotations
@@ -230,6 +234,17 @@ class Play(Scenario):
         self.k("delete", "namespace", "frozen", "--wait=false")
 
 
+def recycle(play: Play) -> None:
+    ns = "recycle"
+    play.namespace(ns)
+    play.apply(quota("default", pods="0"))
+    play.k("wait", "--for=jsonpath={.status.hard.pods}=0", "resourcequota/none", "-n", "default", "--timeout=30s")
+    play.apply(pv("recycled-pv", "manual", policy="Recycle"), claim("data", ns, "manual", volume="recycled-pv"))
+    play.bound(ns, "data")
+    play.k("delete", "pvc", "data", "-n", ns, "--wait=false")
+    time.sleep(20)
+
+
 def versions(plane: LocalControlPlane) -> str:
     def first_line(*argv: str) -> str:
         return subprocess.run(argv, capture_output=True, text=True).stdout.splitlines()[0]
@@ -240,6 +255,20 @@ def versions(plane: LocalControlPlane) -> str:
         f"kube-scheduler {first_line(str(b / 'kube-scheduler'), '--version')}",
         first_line(str(b / "etcd"), "--version"),
         f"kwok {first_line(str(b / 'kwok'), '--version')}", ""])
+
+
+def main_recycle(out: Path) -> None:
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=1, stage_set="race")
+    plane.start()
+    (out / "versions.txt").write_text(versions(plane))
+    rec = recorder(plane, out / "recording")
+    try:
+        time.sleep(3)
+        recycle(Play(plane))
+    finally:
+        rec.terminate()
+        rec.wait(timeout=30)
+        plane.stop()
 
 
 def main(out: Path) -> None:
@@ -276,4 +305,7 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]).resolve())
+    if sys.argv[2:] == ["recycle"]:
+        main_recycle(Path(sys.argv[1]).resolve() / "recycle")
+    else:
+        main(Path(sys.argv[1]).resolve())
