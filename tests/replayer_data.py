@@ -54,6 +54,20 @@ def load_recording(path: str, directory: str, *, store_objects: bool = False) ->
     return con
 
 
+def loaded_file(factory: pytest.TempPathFactory, name: str, directory: Path) -> str:
+    """A database file holding the recording at `directory` (closed: open it read-only)."""
+    path = str(factory.mktemp(name) / f"{name}.duckdb")
+    load_recording(path, str(directory)).close()
+    return path
+
+
+def read_only(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection for a fixture to yield, closed after."""
+    con = db.open_readonly(path)
+    yield con
+    con.close()
+
+
 def load_captures(path: str, files: list[str]) -> duckdb.DuckDBPyConnection:
     con = db.open_db(path)
     import_captures(files, con, cluster="imported")

@@ -15,10 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from ktrace.cli import cli
-from replayer import db
 from replayer.analyses.explain import explain
 from replayer.analyses.stuck import stuck
-from tests.replayer_data import load_recording, rows
+from tests.replayer_data import load_recording, loaded_file, read_only, rows
 
 DATA = Path(__file__).parent / "data" / "controlplane"
 END = datetime(2026, 12, 7, 17, 44, 33, 370240)  # the recording's last record
@@ -37,22 +36,19 @@ CONTENT = ("NamespaceDeletionContentFailure: Failed to delete all resource types
 
 @pytest.fixture(scope="module")
 def db_file(tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = str(tmp_path_factory.mktemp("controlplane") / "controlplane.duckdb")
-    load_recording(path, str(DATA / "recording")).close()
-    return path
+    return loaded_file(tmp_path_factory, "controlplane", DATA / "recording")
 
 
 @pytest.fixture(scope="module")
 def recorded(db_file: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = db.open_readonly(db_file)
-    yield con
-    con.close()
+    yield from read_only(db_file)
 
 
 def run(*args: str) -> str:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    return result.stdout
+    """`ktrace ARGS`' output (it must succeed)."""
+    done = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return done.stdout
 
 
 def judged(con: duckdb.DuckDBPyConnection, namespace: str | None = None) -> list[tuple]:
