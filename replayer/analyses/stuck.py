@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the CLI reads this module's defaults without starting DuckDB
     import duckdb
 
-from replayer.analyses import Rows, fetch
+from replayer.analyses import Rows, fetch, planned_lightly
 from replayer.analyses.scope import clock_known, clusters, data_end, of_cluster
 
 DEFAULT_MARGIN_S = 30.0
@@ -47,16 +47,21 @@ def stuck(con: duckdb.DuckDBPyConnection, *, at: datetime | None = None,
         clamped |= at is not None and at > end
         when = end if at is None or at > end else at
         whens.append(when)
-        _, found = fetch(con,
-            f"SELECT {', '.join(PROBLEM_COLUMNS)}, ? AS cluster, "
+        with planned_lightly(con):  # problems_at's plan costs about as much as its run
+            _, found = fetch(con, _problems_sql(), [
+                name, clock_known(con, one), when, margin_s, threshold_s, only, only,
+                namespace, namespace, namespace, one, one])
+        rows += found
+    return Judged(([*PROBLEM_COLUMNS, "cluster", "stuck_for_at_least"], rows),
+                  max(whens, default=at), clamped)
+
+
+def _problems_sql() -> str:
+    """problems_at's rows of one cluster, filtered as ``stuck`` was asked."""
+    return (f"SELECT {', '.join(PROBLEM_COLUMNS)}, ? AS cluster, "
             "NOT ?::BOOLEAN AS stuck_for_at_least "
             "FROM problems_at(?::TIMESTAMP, margin_s := ?, threshold_s := ?) "
             "WHERE (? IS NULL OR (problem = 'terminating') = (? = 'terminating')) "
             "  AND (? IS NULL OR namespace = ? OR (kind = 'Namespace' AND name = ?)) "
             f"  AND {of_cluster()} "
-            "ORDER BY problem = 'terminating' DESC, kind, namespace, name",
-            [name, clock_known(con, one), when, margin_s, threshold_s, only, only, namespace, namespace,
-             namespace, one, one])
-        rows += found
-    return Judged(([*PROBLEM_COLUMNS, "cluster", "stuck_for_at_least"], rows),
-                  max(whens, default=at), clamped)
+            "ORDER BY problem = 'terminating' DESC, kind, namespace, name")

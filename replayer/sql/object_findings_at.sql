@@ -53,8 +53,17 @@ WITH live AS MATERIALIZED (
 conds AS (
     SELECT c.uid, c.type, c.status, c.reason, c.message, c.last_transition
     FROM conditions c WHERE c.event_id IN (SELECT event_id FROM live)),
--- Events about the objects judged, received by ts: per object and reason, the latest
--- message, the first and last time and how often it was reported
+-- the workloads whose Events a finding reads: Jobs, and controllers short of pods (one
+-- with all its pods can be neither not_created nor pods_missing: the Events of a long
+-- recording's healthy workloads, most of its Events, are not read)
+judged AS (
+    SELECT uid FROM live
+    WHERE kind = 'Job'
+       OR (kind IN ('ReplicaSet', 'StatefulSet', 'DaemonSet')
+           AND coalesce(status_replicas, 0) < coalesce(replicas, 1))
+       OR (kind = 'DaemonSet' AND coalesce(available_replicas, 0) < replicas)),
+-- Events about the objects judged and the claims and volumes, received by ts: per object
+-- and reason, the latest message, the first and last time and how often it was reported
 object_events AS MATERIALIZED (
     SELECT e.regarding_uid AS uid, e.reason, any_value(e.type) AS event_type,
            arg_max(e.message, coalesce(e.last_time, r.received_at)) AS message,
@@ -66,8 +75,9 @@ object_events AS MATERIALIZED (
                  row_number() OVER (PARTITION BY e.uid ORDER BY e.event_id DESC) = 1 AS is_last
           FROM k8s_events e JOIN raw_events r USING (event_id)
           WHERE r.received_at <= ts
-            AND e.regarding_kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet',
-                                     'Deployment', 'PersistentVolumeClaim', 'PersistentVolume')) r
+            AND (e.regarding_kind IN ('PersistentVolumeClaim', 'PersistentVolume')
+                 OR (e.regarding_kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet')
+                     AND e.regarding_uid IN (SELECT uid FROM judged)))) r
     JOIN k8s_events e USING (event_id)
     GROUP BY ALL),
 -- a pod created after the FailedCreate: the controller got past what blocked it

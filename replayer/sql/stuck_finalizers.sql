@@ -1,4 +1,4 @@
--- model: macro(stuck, running, ts); depends: cause_score, finalizer_owners, object_versions, pods, raw_events, state_at, volumes
+-- model: macro(stuck, running, ts); depends: cause_score, finalizer_owners, finalizer_versions, pods, raw_events, state_at, volumes
 -- finalizers: the ones still present, and who added each (managedFields of the first
 -- version that had it); for a protection finalizer, what it waits for (the live pods that
 -- use a claim, the claim bound to a volume). Scored lower while the pod's containers run.
@@ -7,8 +7,8 @@ live AS NOT MATERIALIZED (
     SELECT kind, cluster, namespace, name, uid, event_id FROM state_at(ts)),
 -- (the stuck objects' versions first: unnesting every version's finalizers costs more)
 fin_versions AS MATERIALIZED (
-    SELECT uid, event_id, version_no, finalizers FROM object_versions
-    WHERE uid IN (SELECT uid FROM stuck) AND received_at <= ts AND len(finalizers) > 0),
+    SELECT uid, event_id, version_no, finalizers FROM finalizer_versions
+    WHERE uid IN (SELECT uid FROM stuck) AND received_at <= ts),
 -- (unnest in the select list: a lateral unnest is planned as a join per version)
 fin_first AS (
     SELECT uid, fin, arg_min(event_id, version_no) AS event_id
