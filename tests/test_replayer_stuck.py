@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from replayer.analyses.stuck import stuck
 from tests.replayer_data import rows
 
 END_ROWS = [
@@ -76,3 +77,25 @@ def test_imported_captures_find_the_same_causes(imported):
     # kubectl also watched ConfigMaps: the one holding the namespace shows up itself.
     assert found == sorted([r[:4] for r in END_ROWS] + [("ConfigMap", "doomed", "keep", "finalizers")],
                            key=lambda r: (r[0], r[1] or "", r[2]))
+
+
+def test_finalizer_versions_are_the_versions_that_carry_finalizers(recorded):
+    # what stuck_finalizers reads instead of every version of the recording
+    columns = "uid, event_id, version_no, received_at, finalizers"
+    kept = rows(recorded, f"SELECT {columns} FROM finalizer_versions ORDER BY event_id")
+    assert kept == rows(recorded, f"SELECT {columns} FROM object_versions "
+                                  "WHERE len(finalizers) > 0 ORDER BY event_id")
+    assert {name for (name,) in rows(recorded, "SELECT DISTINCT o.name FROM finalizer_versions f "
+                                               "JOIN object_versions o USING (event_id)")} >= {
+        "held", "fg", "fg-5d9655cdbf-6s4c9"}
+
+
+def test_stuck_plans_lightly_and_leaves_the_connection_as_it_was(recorded):
+    recorded.execute("SET disabled_optimizers = 'top_n'")
+    try:
+        judged = stuck(recorded)
+        assert rows(recorded, "SELECT current_setting('disabled_optimizers')") == [("top_n",)]
+    finally:
+        recorded.execute("RESET disabled_optimizers")
+    assert {(r[0], r[1], r[2]) for r in judged.rows[1] if r[4] == "terminating"} >= {
+        (kind, namespace, name) for kind, namespace, name, _, _ in END_ROWS}
