@@ -15,7 +15,8 @@ from pathlib import Path
 from bench.phases import WINDOW
 from replayer import db
 from replayer.replay import replay
-from replayer.window_start import last_versions
+from replayer.record_filter import RecordFilter
+from replayer.window_start import state_at
 from transports.locallog.source import LocalLogSource
 
 
@@ -44,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         if since_us is not None:
             source = LocalLogSource(opts.log)
             began = time.perf_counter()
-            state = sum(len(run.offsets) for run in last_versions(source.read(
-                source.topics(opts.prefix), until_us=since_us - 1, runs=True)))
+            state = sum(len(run.offsets) for run in state_at(
+                source, opts.prefix, RecordFilter(), since_us))
             print(f"{name}, the state at its start alone: {state:,} objects in "
                   f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
         with tempfile.TemporaryDirectory() as folder:

@@ -16,7 +16,6 @@ import duckdb
 
 from schemas.envelope import Envelope
 
-OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
 #: Records of one object at one resourceVersion that hold the same version: a watch event
 #: and a list (or relist) of another session that overlapped it (shards, a rolling update
 #: of the recorder) are one version, loaded once — the first read wins.

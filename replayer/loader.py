@@ -25,13 +25,13 @@ import duckdb
 import pyarrow as pa
 
 from replayer import db, projections, typed
-from replayer.dedup import OBJECT_TYPES, Seen
+from replayer.dedup import Seen
 from replayer.envelope import EnvelopeBatch
 from replayer.pipeline import Pipeline
 from replayer.record_filter import RecordFilter
 from schemas.envelope import Envelope
 from schemas.errors import Unreadable
-from schemas.records import MARKER_TYPES
+from schemas.records import MARKER_TYPES, OBJECT_TYPES
 from transports.source import Delivery, DeliveryRun, PartitionKey
 
 #: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.

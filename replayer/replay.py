@@ -14,7 +14,7 @@ from replayer import db
 from replayer.importer import capture_topic, read_capture
 from replayer.loader import Loader, LoadStats
 from replayer.record_filter import RecordFilter
-from replayer.window_start import last_versions
+from replayer.window_start import state_at
 from transports.source import Delivery, DeliveryRun, PartitionKey, Source
 from schemas.redaction import Redactor
 
@@ -64,8 +64,7 @@ def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
     if since_us is not None and not after:
         loader.con.execute("INSERT INTO window_starts VALUES (?, make_timestamp(?))",
                            [loader.source_id, since_us])
-        yield from last_versions(read(source, prefix, loader.keep, after={}, since_us=None,
-                                      until_us=since_us - 1))
+        yield from state_at(source, prefix, loader.keep, since_us)
     yield from read(source, prefix, loader.keep, after=after, since_us=since_us,
                     until_us=until_us)
 

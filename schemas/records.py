@@ -8,6 +8,10 @@ from schemas.codec import Record
 from schemas.envelope import Envelope, resource_version_number
 from schemas.facts import Obj, extract_facts, extract_meta
 
+#: The types of record that carry a version of an object, those of them that say the object
+#: is gone, and the recorder's own markers.
+OBJECT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "LISTED", "INFERRED_DELETED"})
+GONE_TYPES = frozenset({"DELETED", "INFERRED_DELETED"})
 MARKER_TYPES = frozenset({"BOOKMARK", "SYNCED", "RELIST", "GAP", "SESSION_START", "SESSION_END"})
 
 

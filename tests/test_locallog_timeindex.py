@@ -159,7 +159,7 @@ def test_a_summary_comes_from_the_indexes_and_equals_a_full_reads(small_segments
     shutil.copytree(small_segments, directory)
     for topic in directory.iterdir():
         for _, segment in layout.list_segments(str(topic)):
-            layout.remove_time_index(segment)
+            layout.remove_indexes(segment)
     building = LocalLogSource(str(directory))
     topics = building.topics("ktrace")
     built = building.summarize(topics)
@@ -186,7 +186,7 @@ def test_the_sink_writes_each_closed_segments_index_as_a_read_would_build_it(sma
     _read(directory, *_window(directory), source=windowed)
     assert windowed.counts.indexes_built == 0  # the first windowed read found them made
     for path, _ in segments:
-        layout.remove_time_index(path)
+        layout.remove_indexes(path)
     rebuilding = LocalLogSource(str(directory))
     rebuilding.summarize(rebuilding.topics("ktrace"))  # every segment's, built by the reader
     for path, found in segments:

@@ -19,7 +19,7 @@ from replayer.analyses.get import get
 from replayer.analyses.races import races
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
-from replayer.dedup import OBJECT_TYPES
+from schemas.records import OBJECT_TYPES
 from replayer.record_filter import RecordFilter
 from replayer.replay import import_captures, replay
 from tests.replayer_data import captures, rows, send_recorded

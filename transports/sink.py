@@ -25,11 +25,12 @@ class Outgoing(msgspec.Struct, gc=False):
     session: str
     seq: int
     received_at: int  # µs: the local log's time index (transports/locallog/timeindex.py)
+    uid: str | None  # the object's: the local log's object index (…/objectindex.py)
 
     @classmethod
     def of(cls, record: Record) -> Outgoing:
         return cls(codec.encode(record), topics.key_for(record), record["type"],
-                   record["session"], record["seq"], record["receivedAt"])
+                   record["session"], record["seq"], record["receivedAt"], record.get("uid"))
 
     def record(self) -> Record:
         return codec.decode(self.body, repository.current().fingerprint)

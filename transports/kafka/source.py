@@ -16,7 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from schemas import envelope, repository
 from schemas.errors import DecodeError, TransportError, Unreadable
-from transports import locator
+from transports import locator, versions
 from transports.kafka.framing import HEADER_SCHEMA, ValueDecoder
 from transports.kafka.registry import RegistryClient
 from transports.kafka.settings import KafkaSettings
@@ -139,6 +139,13 @@ class KafkaSource:
             # read's offsets, ~0.9 s each behind one) would wait for its long poll
             if not self._closed:
                 self._consumer.unassign()
+
+    def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
+        """A scan of each partition from its beginning up to ``before_us``, envelopes only:
+        a topic has no index by object (and a compacted one, which would be, is not what
+        the recorder writes), and no bound on how far back an object's last version lies
+        (an object listed when the recording began and unchanged since)."""
+        return versions.scan(self.read(topics, until_us=before_us - 1, runs=True))
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries = []

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator, Protocol, Sequence
 
 import zstandard
 
@@ -37,6 +38,7 @@ from schemas.varint import encode_long, read_long
 
 SEGMENT_SUFFIX = ".avro"
 TIME_INDEX_SUFFIX = ".times.json"
+OBJECT_INDEX_SUFFIX = ".objects.json"
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
@@ -45,6 +47,7 @@ _MAX_HEADER_ENTRIES = 64
 _MAX_BLOCK_RECORDS = 1 << 16
 _MAX_BLOCK_BYTES = 1 << 30
 CODEC = b"zstandard"
+log = logging.getLogger(__name__)
 _compressor = zstandard.ZstdCompressor(level=1, write_checksum=True, write_content_size=True)
 _decompressor = zstandard.ZstdDecompressor()
 
@@ -56,6 +59,11 @@ def segment_name(index: int) -> str:
 def time_index_path(segment_path: str) -> str:
     """The segment's time index (``timeindex``), beside it: ``<index>.times.json``."""
     return segment_path[: -len(SEGMENT_SUFFIX)] + TIME_INDEX_SUFFIX
+
+
+def object_index_path(segment_path: str) -> str:
+    """The segment's object index (``objectindex``), beside it: ``<index>.objects.json``."""
+    return segment_path[: -len(SEGMENT_SUFFIX)] + OBJECT_INDEX_SUFFIX
 
 
 def segment_index(name: str) -> int | None:
@@ -117,15 +125,17 @@ def apply_retention(topic_dir: str, current: int, max_bytes: int | None,
         note = retained(topic_dir)
         _note_retention(topic_dir, index, note["bytes"] + sizes[path])
         os.remove(path)
-        remove_time_index(path)
+        remove_indexes(path)
         total -= sizes[path]
 
 
-def remove_time_index(segment_path: str) -> None:
-    try:
-        os.remove(time_index_path(segment_path))
-    except FileNotFoundError:
-        pass
+def remove_indexes(segment_path: str) -> None:
+    """The indexes beside a segment: it is removed, or grows again."""
+    for path in (time_index_path(segment_path), object_index_path(segment_path)):
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 
 def retained(topic_dir: str) -> dict:
@@ -308,3 +318,61 @@ def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
             continue
         end = item.end
     return end, header, None
+
+
+# --- sidecars: the indexes kept beside a segment (timeindex, objectindex) -------------------
+
+
+class Sidecar(Protocol):
+    """What an index beside a segment holds to tell whether it still matches it."""
+
+    size: int
+    mtime_ns: int
+    sync: bytes
+    entries: Sequence[Any]  # each with ``position`` and ``end``, tiling the segment's data
+
+
+def load_sidecar(path: str, decode: Callable[[dict], Any], header: SegmentHeader,
+                 stat: os.stat_result) -> tuple[Any, str]:
+    """The index at ``path`` decoded, or None and why it cannot be used: "missing",
+    unreadable, damaged, or out of date (it no longer matches its segment)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    try:
+        index: Sidecar = decode(json.loads(raw))
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        return None, f"damaged ({exc.__class__.__name__}: {exc})"
+    if (index.size, index.mtime_ns, index.sync) != (stat.st_size, stat.st_mtime_ns, header.sync):
+        # appended to, rewritten, or copied without its times (cp -a and rsync -t keep them)
+        return None, "out of date (the segment's size, modification time or sync marker changed)"
+    problem = _tiling_problem(index, header.data_start)
+    if problem:
+        return None, f"damaged ({problem})"
+    return index, ""
+
+
+def save_sidecar(path: str, content: dict) -> None:
+    """Write an index beside its segment (atomically); a log directory this reader cannot
+    write to keeps none, and is indexed again by the next read."""
+    scratch = f"{path}.{os.getpid()}.tmp"  # two readers indexing at once each write their own
+    try:
+        with open(scratch, "w") as fh:
+            json.dump(content, fh, separators=(",", ":"))
+        os.replace(scratch, path)
+    except OSError as exc:
+        log.info("index %s not written: %s", path, exc.strerror)
+
+
+def _tiling_problem(index: Sidecar, data_start: int) -> str:
+    """The entries must cover the segment's data from its first byte to its last, in order."""
+    pos = data_start
+    for entry in index.entries:
+        if entry.position != pos or entry.end <= pos:
+            return f"entry at {entry.position} where {pos} was expected"
+        pos = entry.end
+    return "" if pos == index.size else f"entries end at {pos}, the segment at {index.size}"

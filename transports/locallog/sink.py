@@ -11,9 +11,10 @@ full disk) is cut back to the last whole block before the error is raised: the s
 readable, and the recording stops with one clear line.
 
 A segment the sink closes (rotated, or at the end of the recording) gets its time index
-(``timeindex``) written beside it from the receive times of the records as they were
-appended, so the first windowed read finds it made; a segment appended to after a restart
-is indexed by its first reader (the sink knows the times of its own blocks only)."""
+(``timeindex``) and its object index (``objectindex``) written beside it from the records
+as they were appended (their receive times, uids and types), so the first windowed read
+finds them made; a segment appended to after a restart is indexed by its first reader (the
+sink knows its own blocks only)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import BinaryIO, Callable
 from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
-from transports.locallog import layout, timeindex
+from transports.locallog import layout, objectindex, timeindex
 from transports.sink import Outgoing
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,12 @@ class _TopicWriter:
     size: int
     pending: list[bytes] = field(default_factory=list)
     pending_times: list[int] = field(default_factory=list)  # µs received, of ``pending``
+    pending_objects: list[tuple[str | None, str]] = field(default_factory=list)  # uid, type
     #: The segment's blocks with their times, for its index; None when it was reopened
     #: (its earlier blocks' times are not known here).
     blocks: list[timeindex.BlockTimes] | None = field(default_factory=list)
+    #: Its stretches by object (``objectindex``), None with ``blocks``.
+    objects: objectindex.Builder | None = None
 
 
 class LocalLogSink:
@@ -73,15 +77,18 @@ class LocalLogSink:
             raise TransportError(f"cannot create local log directory {directory}: {exc}") from exc
 
     def send(self, topic: str, record: Record) -> None:
-        self._append(topic, codec.encode(record), record["receivedAt"])
+        self._append(topic, codec.encode(record), record["receivedAt"], record.get("uid"),
+                     record["type"])
 
     def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
-        self._append(topic, outgoing.body, outgoing.received_at)
+        self._append(topic, outgoing.body, outgoing.received_at, outgoing.uid, outgoing.type)
 
-    def _append(self, topic: str, body: bytes, received_at: int) -> None:
+    def _append(self, topic: str, body: bytes, received_at: int, uid: str | None,
+                type_: str) -> None:
         writer = self._writers.get(topic) or self._open_topic(topic)
         writer.pending.append(body)
         writer.pending_times.append(received_at)
+        writer.pending_objects.append((uid, type_))
         if len(writer.pending) >= self._block_records:
             self._write_block(writer)
 
@@ -102,7 +109,7 @@ class LocalLogSink:
     def close(self) -> None:
         self.flush()
         for writer in self._writers.values():
-            _write_time_index(writer)
+            _write_indexes(writer)
             writer.file.close()
         self._writers.clear()
 
@@ -137,7 +144,7 @@ class LocalLogSink:
             return None
         file = open(path, "r+b", buffering=0)
         layout.lock_for_writing(file)
-        layout.remove_time_index(path)  # it grows again: indexed anew once read closed
+        layout.remove_indexes(path)  # it grows again: indexed anew once read closed
         file.seek(length)
         return _TopicWriter(topic_dir, index, file, header.sync, length, blocks=None)
 
@@ -153,7 +160,8 @@ class LocalLogSink:
         except OSError as exc:  # a torn header holds no record: the next start removes it
             raise TransportError(f"cannot write the local log {path}: {exc.strerror}; "
                                  "recording stopped") from exc
-        return _TopicWriter(topic_dir, index, file, sync, len(header))
+        return _TopicWriter(topic_dir, index, file, sync, len(header),
+                            objects=objectindex.Builder(len(header)))
 
     def _write_block(self, writer: _TopicWriter) -> None:
         if writer.size >= self._max_segment_bytes:
@@ -173,26 +181,44 @@ class LocalLogSink:
             writer.blocks.append(timeindex.BlockTimes(
                 writer.size, writer.size + len(block), len(writer.pending),
                 min(writer.pending_times), max(writer.pending_times)))
+        if writer.objects is not None:
+            writer.objects.block(writer.size, writer.size + len(block),
+                                 _indexed(writer.pending, writer.pending_objects),
+                                 max(writer.pending_times))
         writer.size += len(block)
-        writer.pending, writer.pending_times = [], []
+        writer.pending, writer.pending_times, writer.pending_objects = [], [], []
 
     def _rotate(self, writer: _TopicWriter) -> None:
         os.fsync(writer.file.fileno())
-        _write_time_index(writer)
+        _write_indexes(writer)
         writer.file.close()
         fresh = self._create(writer.directory, writer.segment + 1)
-        writer.segment, writer.file, writer.sync, writer.size, writer.blocks = (
-            fresh.segment, fresh.file, fresh.sync, fresh.size, fresh.blocks)
+        writer.segment, writer.file, writer.sync, writer.size, writer.blocks, writer.objects = (
+            fresh.segment, fresh.file, fresh.sync, fresh.size, fresh.blocks, fresh.objects)
 
 
-def _write_time_index(writer: _TopicWriter) -> None:
-    """The index of the segment ``writer`` closes, from its blocks' times (written before
-    the file is closed: its lock tells a reader not to use it before then)."""
+def _write_indexes(writer: _TopicWriter) -> None:
+    """The indexes of the segment ``writer`` closes, from its blocks (written before the
+    file is closed: its lock tells a reader not to use them before then)."""
     if writer.blocks is None or not writer.blocks:
         return
     stat = os.fstat(writer.file.fileno())
     timeindex.save(writer.file.name, timeindex.TimeIndex(
         stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.blocks)))
+    if writer.objects is not None:
+        writer.objects.close(stat.st_size)
+        objectindex.save(writer.file.name, objectindex.ObjectIndex(
+            stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.objects.done)))
+
+
+def _indexed(bodies: list[bytes], objects: list[tuple[str | None, str]]
+             ) -> list[objectindex.Indexed]:
+    """A block's records as the object index takes them: uid, type and first byte."""
+    indexed, byte = [], 0
+    for body, (uid, type_) in zip(bodies, objects):
+        indexed.append((uid, type_, byte))
+        byte += len(body)
+    return indexed
 
 
 def _header_size() -> int:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import mmap
 import os
 import time
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import BinaryIO, Iterator, Mapping, Sequence
 
 from schemas import codec
+from schemas.envelope import Envelope
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 from transports import locator
-from transports.locallog import layout, timeindex
+from transports import versions
+from transports.locallog import layout, objectindex, timeindex
 from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
@@ -34,12 +37,13 @@ class ReadCounts:
     segments_skipped: int = 0
     indexes_built: int = 0
     indexes_missing: int = 0  # of those built: none was kept (said once per read)
+    stretches_merged: int = 0  # of object indexes: taken from the index, not read
 
-    def say_built(self, missing_before: int) -> None:
+    def say_built(self, missing_before: int, what: str = "time index") -> None:
         """One line for the segments indexed because they had none (a first windowed read,
         a directory this reader cannot write to); damaged ones are each said at once."""
         if self.indexes_missing > missing_before:
-            log.warning("time index built for %d segment(s) that had none",
+            log.warning("%s built for %d segment(s) that had none", what,
                         self.indexes_missing - missing_before)
 
 
@@ -142,6 +146,24 @@ class LocalLogSource:
             summaries.append(TopicSummary(topic, 1, count, first, last))
         self.counts.say_built(missing_before)
         return summaries
+
+    def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
+        """Each object's last version received before ``before_us`` (the state at a window's
+        start; ``transports.versions``): per segment, the object index's stretches wholly
+        before it merged, the stretch holding it read, and only the last versions fetched.
+        A segment without a usable index (being written, no header) is read up to it."""
+        missing_before = self.counts.indexes_missing
+        for topic in topics:
+            last = versions.LastVersions()
+            topic_dir = os.path.join(self._directory, topic)
+            segments = layout.list_segments(topic_dir) if os.path.isdir(topic_dir) else []
+            for index, path in segments:
+                newest = index == segments[-1][0]
+                if not _versions_before(topic, index, path, before_us, last, self.counts,
+                                        newest=newest):
+                    break
+            yield from last.runs(lambda key, located: _fetch(topic_dir, key, located))
+        self.counts.say_built(missing_before, "object index")
 
     def close(self) -> None:
         """Nothing to release: files are opened per read."""
@@ -421,3 +443,163 @@ def _block_records(topic: str, index: int, block: layout.Block, fingerprint: byt
         if i >= first:
             yield Delivery(topic, 0, offset, record)
         i += 1
+
+
+def _versions_before(topic: str, index: int, path: str, before_us: int,
+                     last: versions.LastVersions, counts: ReadCounts, *, newest: bool) -> bool:
+    """Take segment ``index``'s part of the state at ``before_us`` into ``last``; whether
+    the topic goes on past it (no record at or after ``before_us`` was met)."""
+    with _opened(path) as opened:
+        if opened is None or (newest and layout.is_being_written(opened[0])):
+            return _take_before(last, _read_segment(topic, index, path, None, counts,
+                                                    newest=newest), before_us)
+        fh, data, header = opened
+        found = _object_index(topic, path, data, header, os.fstat(fh.fileno()), counts)
+        for stretch in found.entries:
+            if stretch.before(before_us):
+                counts.stretches_merged += 1
+                last.locate((topic, 0), (
+                    (uid, None if where is None else versions.Located(
+                        layout.make_position(index, where[0], where[1]), where[2]))
+                    for uid, where in stretch.versions.items()))
+                continue
+            with contextlib.closing(_blocks_between(topic, index, data, header, stretch,
+                                                    counts)) as blocks:  # its view of data
+                if not _take_before(last, blocks, before_us):
+                    return False
+    return True
+
+
+def _take_before(last: versions.LastVersions, items: Iterator[Delivery | DeliveryRun],
+                 before_us: int) -> bool:
+    """Take ``items`` into ``last`` up to the first received at or after ``before_us``
+    (whether none was)."""
+    for item in items:
+        if isinstance(item, DeliveryRun):
+            kept, past = _in_window(item, None, before_us - 1)
+            if kept is not None:
+                last.take(kept)
+            if past:
+                return False
+        elif item.record is not None and item.record["receivedAt"] >= before_us:
+            return False
+        else:
+            last.take(item)
+    return True
+
+
+def _blocks_between(topic: str, index: int, data: mmap.mmap, header: layout.SegmentHeader,
+                    stretch: objectindex.Stretch, counts: ReadCounts
+                    ) -> Iterator[Delivery | DeliveryRun]:
+    for item in layout.scan_blocks(data, header, stretch.position):
+        if item.position >= stretch.end:
+            return
+        if isinstance(item, layout.Damage):
+            continue  # the window's own read reports damage; the state takes what is whole
+        counts.blocks_read += 1
+        counts.bytes_read += item.end - item.position
+        yield from _block_records(topic, index, item, header.fingerprint, 0)
+
+
+def _fetch(topic_dir: str, key: PartitionKey, located: list[versions.Located]
+           ) -> dict[int, tuple[Envelope, bytes]]:
+    """The envelopes (and objects' bytes) of ``located`` versions, each decoded at its
+    first byte in its block (each block read once); one whose block or record is no longer
+    whole is left out."""
+    by_block: dict[tuple[int, int], list[versions.Located]] = {}
+    for version in located:
+        segment, block_pos, _ = layout.split_position(version.position)
+        by_block.setdefault((segment, block_pos), []).append(version)
+    fetched: dict[int, tuple[Envelope, bytes]] = {}
+    for segment in sorted({s for s, _ in by_block}):
+        with _opened(os.path.join(topic_dir, layout.segment_name(segment))) as opened:
+            if opened is None:
+                continue
+            _, data, header = opened
+            for (s, block_pos), wanted in by_block.items():
+                if s != segment:
+                    continue
+                block = next(layout.scan_blocks(data, header, block_pos), None)
+                if isinstance(block, layout.Block) and block.position == block_pos:
+                    fetched.update(_decoded(key, block, header.fingerprint, wanted))
+    return fetched
+
+
+def _decoded(key: PartitionKey, block: layout.Block, fingerprint: bytes,
+             wanted: list[versions.Located]) -> Iterator[tuple[int, tuple[Envelope, bytes]]]:
+    for version in wanted:
+        found, _ = codec.read_run(block.data, version.hint, 1, fingerprint)
+        if found:
+            yield version.position, versions.own_copy(found[0], block.data)
+            continue
+        try:  # typed parts, a marker: fastavro's
+            record, _ = codec.read_at(block.data, version.hint, fingerprint)
+        except DecodeError:
+            continue
+        run = DeliveryRun.of(Delivery(key[0], key[1], version.position, record))
+        yield version.position, (run.envelopes[0], run.data_of(0))
+
+
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[tuple[BinaryIO, mmap.mmap, layout.SegmentHeader] | None]:
+    """A segment's file, its bytes mapped and its header; None when it has none of them."""
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        yield None
+        return
+    with fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            yield None
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            try:
+                header = layout.read_header(data)
+            except DecodeError:
+                yield None
+                return
+            yield fh, data, header
+
+
+def _object_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
+                  stat: os.stat_result, counts: ReadCounts) -> objectindex.ObjectIndex:
+    found, why = objectindex.load(path, header, stat)
+    if found is not None:
+        return found
+    if why == "missing":
+        counts.indexes_missing += 1
+    else:
+        log.warning("%s: object index of %s %s: rebuilt from the segment", topic,
+                    os.path.basename(path), why)
+    builder = objectindex.Builder(header.data_start)
+    for item in layout.scan_blocks(data, header):
+        if isinstance(item, layout.Block):
+            builder.block(item.position, item.end, *_block_objects(item, header))
+    builder.close(stat.st_size)
+    found = objectindex.ObjectIndex(stat.st_size, stat.st_mtime_ns, header.sync,
+                                    tuple(builder.done))
+    counts.indexes_built += 1
+    objectindex.save(path, found)
+    return found
+
+
+def _block_objects(block: layout.Block, header: layout.SegmentHeader
+                   ) -> tuple[list[objectindex.Indexed] | None, int | None]:
+    """A block's records as the object index takes them, and their latest receive time;
+    None, None when one of them does not decode."""
+    indexed: list[objectindex.Indexed] = []
+    latest, pos = None, 0
+    for _ in range(block.count):
+        found, end = codec.read_run(block.data, pos, 1, header.fingerprint)
+        if found:
+            uid, type_, received = found[0].uid, found[0].type, found[0].received_at
+        else:
+            try:
+                record, end = codec.read_at(block.data, pos, header.fingerprint)
+            except DecodeError:
+                return None, None
+            uid, type_, received = record.get("uid"), record["type"], record["receivedAt"]
+        indexed.append((uid, type_, pos))
+        latest = received if latest is None else max(latest, received)
+        pos = end
+    return indexed, latest

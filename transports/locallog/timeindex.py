@@ -12,15 +12,11 @@ index only remembers where it is, so it is reported as a full read reports it.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from dataclasses import dataclass
 from typing import Callable
 
 from transports.locallog import layout
-
-log = logging.getLogger(__name__)
 
 _VERSION = 1
 
@@ -55,24 +51,7 @@ class TimeIndex:
 def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
          ) -> tuple[TimeIndex | None, str]:
     """The segment's index, or None and why it cannot be used ("missing", the damage)."""
-    try:
-        with open(layout.time_index_path(segment_path), "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return None, "missing"
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror})"
-    try:
-        index = _decode(json.loads(raw))
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
-        return None, f"damaged ({exc.__class__.__name__}: {exc})"
-    if (index.size, index.mtime_ns, index.sync) != (stat.st_size, stat.st_mtime_ns, header.sync):
-        # appended to, rewritten, or copied without its times (cp -a and rsync -t keep them)
-        return None, "out of date (the segment's size, modification time or sync marker changed)"
-    problem = _tiling_problem(index, header.data_start)
-    if problem:
-        return None, f"damaged ({problem})"
-    return index, ""
+    return layout.load_sidecar(layout.time_index_path(segment_path), _decode, header, stat)
 
 
 def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
@@ -90,14 +69,7 @@ def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
 def save(segment_path: str, index: TimeIndex) -> None:
     """Write the index beside its segment (atomically); a log directory this reader cannot
     write to keeps no index, and is indexed again by the next read."""
-    path = layout.time_index_path(segment_path)
-    scratch = f"{path}.{os.getpid()}.tmp"  # two readers indexing at once each write their own
-    try:
-        with open(scratch, "w") as fh:
-            json.dump(_encode(index), fh, separators=(",", ":"))
-        os.replace(scratch, path)
-    except OSError as exc:
-        log.info("time index %s not written: %s", path, exc.strerror)
+    layout.save_sidecar(layout.time_index_path(segment_path), _encode(index))
 
 
 def _encode(index: TimeIndex) -> dict:
@@ -131,13 +103,3 @@ def _time(value: object) -> int | None:
     if not isinstance(value, int):
         raise TypeError(f"time {value!r}")
     return value
-
-
-def _tiling_problem(index: TimeIndex, data_start: int) -> str:
-    """The entries must cover the segment's data from its first byte to its last, in order."""
-    pos = data_start
-    for entry in index.entries:
-        if entry.position != pos or entry.end <= pos:
-            return f"entry at {entry.position} where {pos} was expected"
-        pos = entry.end
-    return "" if pos == index.size else f"entries end at {pos}, the segment at {index.size}"
