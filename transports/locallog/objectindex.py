@@ -23,8 +23,10 @@ from schemas.records import GONE_TYPES, OBJECT_TYPES
 from transports.locallog import layout
 
 _VERSION = 1
-#: Blocks per stretch: the most a state at a window's start reads (16 × 512 records).
-STRETCH_BLOCKS = 16
+#: Blocks per stretch: the most the state at a window's start reads of each topic (4 × 512
+#: records); a longer one lists an object changed often once for more records, but more
+#: of it is read.
+STRETCH_BLOCKS = 4
 
 #: Where a version is in its segment: block position, index in the block, first byte.
 Where = tuple[int, int, int]
