@@ -1,6 +1,7 @@
 """What a window of a local log costs, step by step, beside the whole log: finding the
 window (the summary; the first one builds the time index), the source's read alone, the
-state at the window's start alone (``replayer.window_start``), and the load.
+state at the window's start alone (``replayer.window_start``: from the object index, the
+first time built where missing, and by a scan of every earlier record), and the load.
 ``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
 """
 
@@ -11,13 +12,16 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Iterator
 
 from bench.phases import WINDOW
 from replayer import db
 from replayer.replay import replay
 from replayer.record_filter import RecordFilter
 from replayer.window_start import state_at
+from transports import versions
 from transports.locallog.source import LocalLogSource
+from transports.source import DeliveryRun
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,20 +39,17 @@ def main(argv: list[str] | None = None) -> int:
     last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
     windows = {"whole": (None, None),
                "window": tuple(first + int((last - first) * share) for share in WINDOW)}
+    counted: dict[str, int] = {}
     for name, (since_us, until_us) in windows.items():
         source = LocalLogSource(opts.log)
         began = time.perf_counter()
         records = sum(len(getattr(item, "offsets", (item,))) for item in source.read(
             source.topics(opts.prefix), since_us=since_us, until_us=until_us, runs=True))
+        counted[name] = records
         print(f"{name}, the source alone: {records:,} records in "
               f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
         if since_us is not None:
-            source = LocalLogSource(opts.log)
-            began = time.perf_counter()
-            state = sum(len(run.offsets) for run in state_at(
-                source, opts.prefix, RecordFilter(), since_us))
-            print(f"{name}, the state at its start alone: {state:,} objects in "
-                  f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
+            _state_at_start(opts.log, opts.prefix, since_us, records, counted["whole"])
         with tempfile.TemporaryDirectory() as folder:
             con = db.open_db(str(Path(folder) / "w.duckdb"))
             began = time.perf_counter()
@@ -58,6 +59,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}, the load: {summary.records:,} records in "
                   f"{time.perf_counter() - began:.2f} s")
     return 0
+
+
+def _state_at_start(log: str, prefix: str, since_us: int, window_records: int,
+                    all_records: int) -> None:
+    """The state at the window's start alone: from the object index (the first time built
+    where missing), and by the scan of every earlier record a source without one does."""
+    def from_index(source: LocalLogSource) -> Iterator[DeliveryRun]:
+        return state_at(source, prefix, RecordFilter(), since_us)
+
+    def by_scan(source: LocalLogSource) -> Iterator[DeliveryRun]:
+        return versions.scan(source.read(source.topics(prefix), until_us=since_us - 1,
+                                         runs=True))
+
+    for way, state in (("from the object index", from_index), ("from it again", from_index),
+                       ("by a scan of every earlier record", by_scan)):
+        source = LocalLogSource(log)
+        began = time.perf_counter()
+        objects = sum(len(run.offsets) for run in state(source))
+        print(f"window, the state at its start {way}: {objects:,} objects "
+              f"({objects / all_records:.1%} of the recording, "
+              f"{objects / window_records:.2f}x the window's records) in "
+              f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
 
 
 if __name__ == "__main__":

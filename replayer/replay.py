@@ -59,14 +59,46 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
 def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
             until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
     """The records ``loader`` takes: after what it holds, within the window; a window's
-    first load takes each object's state at the window's start first (window_start.py)."""
+    first load takes each object's state at the window's start first (window_start.py),
+    and a load after one that stopped inside the state takes the rest of it first."""
     after = dict(loader.positions)  # as it was: the state at the start moves the positions
     if since_us is not None and not after:
         loader.con.execute("INSERT INTO window_starts VALUES (?, make_timestamp(?))",
                            [loader.source_id, since_us])
-        yield from state_at(source, prefix, loader.keep, since_us)
-    yield from read(source, prefix, loader.keep, after=after, since_us=since_us,
-                    until_us=until_us)
+    state = since_us is not None and (not after or _state_unfinished(loader, since_us))
+    return _records(source, prefix, loader.keep, after, since_us, until_us, state=state)
+
+
+def _records(source: Source, prefix: str, keep: RecordFilter, after: dict[PartitionKey, int],
+             since_us: int | None, until_us: int | None, *, state: bool
+             ) -> Iterator[Delivery | DeliveryRun]:
+    """With ``state``, the versions of the state at ``since_us`` after ``after`` first."""
+    if state and since_us is not None:
+        for run in state_at(source, prefix, keep, since_us):
+            yield from _after(run, after.get((run.topic, run.partition)))
+    yield from read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us)
+
+
+def _state_unfinished(loader: Loader, since_us: int) -> bool:
+    """Whether this source's window load began with the state at ``since_us`` and stopped
+    before any record of the window itself was committed: the state is loaded first and
+    in order, so until one is, the state may lack its later versions."""
+    return loader.con.execute(
+        "SELECT EXISTS (SELECT 1 FROM window_starts WHERE source_id = ? "
+        "    AND since = make_timestamp(?)) "
+        "  AND NOT EXISTS (SELECT 1 FROM raw_events WHERE source_id = ? "
+        "    AND received_at >= make_timestamp(?))",
+        [loader.source_id, since_us, loader.source_id, since_us]).fetchone()[0]
+
+
+def _after(run: DeliveryRun, position: int | None) -> Iterator[DeliveryRun]:
+    """The records of ``run`` after ``position`` (all of them without one)."""
+    kept = [i for i, offset in enumerate(run.offsets) if position is None or offset > position]
+    if len(kept) == len(run.offsets):
+        yield run
+    elif kept:
+        yield DeliveryRun(run.topic, run.partition, [run.offsets[i] for i in kept],
+                          [run.envelopes[i] for i in kept], [run.data_of(i) for i in kept])
 
 
 def follow(source: Source, path: str, *, source_name: str, prefix: str,
@@ -86,12 +118,11 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
     every committed batch is whole."""
     loader: Loader | None = None
     earlier = LoadStats()  # of loaders replaced because another load wrote meanwhile
-
-    def read_after(after: dict[PartitionKey, int]) -> Iterator[Delivery | DeliveryRun]:
-        return read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us)
+    state_due = False  # a catch-up was cut inside the state at the window's start
 
     while True:
-        reading = None if loader is None else read_after(loader.positions)
+        reading = None if loader is None else _records(
+            source, prefix, keep, dict(loader.positions), since_us, until_us, state=state_due)
         pending = None if reading is None else _first_and_rest(reading)
         if loader is None or pending is not None:
             with db.follower_turn(path):
@@ -104,9 +135,13 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
                                         store_objects=store_objects)
                         if reading is not None:
                             reading.close()
-                        reading = pending = read_after(loader.positions)  # from the database's
+                        reading = pending = _window(source, prefix, loader, since_us,
+                                                    until_us)  # from the database's
                     loader.load(_for_at_most(pending, CATCH_UP_MAX_S), on_batch=on_batch)
                     loader.finish()
+                    cut = next(pending, None) is not None  # its rest left to the next
+                    state_due = cut and since_us is not None and _state_unfinished(loader,
+                                                                                   since_us)
                 finally:
                     if reading is not None:  # its rest left to the next catch-up
                         reading.close()

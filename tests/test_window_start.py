@@ -4,7 +4,9 @@ and timelines — and the state at the start opens no sequence hole or unseen st
 
 from __future__ import annotations
 
+import functools
 import shutil
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -16,10 +18,13 @@ from replayer.analyses.races import races
 from replayer.analyses.state import state
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
-from replayer.replay import replay
+from replayer import replay as replay_module
+from replayer.loader import Loader
+from replayer.replay import follow, replay
 from transports.kafka.settings import KafkaSettings
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
+from transports.source import DeliveryRun
 from tests.replayer_data import recorded_records, recording, rows, send_recorded
 
 #: The window, as shares of each recording's records: a stretch in its second half, so
@@ -110,6 +115,72 @@ def test_the_state_at_the_start_opens_no_hole_or_stretch(loads):
     assert rows(window, unseen, since) == rows(whole, unseen, since)
 
 
+CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received_at "
+           "FROM raw_events ORDER BY ALL")
+
+
+class _KilledInsideTheState(LocalLogSource):
+    """A local log whose state at a window's start stops (as a killed load does) after
+    ``records`` of its versions."""
+
+    def __init__(self, directory: str, records: int) -> None:
+        super().__init__(directory)
+        self.left = records
+
+    def last_versions(self, topics, before_us):
+        for run in super().last_versions(topics, before_us):
+            for i, offset in enumerate(run.offsets):
+                if not self.left:
+                    raise KeyboardInterrupt
+                self.left -= 1
+                yield DeliveryRun(run.topic, run.partition, [offset], [run.envelopes[i]],
+                                  [run.data_of(i)])
+
+
+def test_a_first_window_load_stopped_inside_the_state_takes_the_rest_when_run_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    directory = tmp_path / "log"
+    shutil.copytree(recording("scenarios"), directory)
+    source = LocalLogSource(str(directory))
+    times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
+                   if d.record is not None)
+    since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
+    clean = _load(directory, tmp_path / "clean.duckdb", since_us, until_us)
+    versions = rows(clean, "SELECT count(*) FROM raw_events WHERE received_at < ?",
+                    _utc(since_us))[0][0]
+    con = db.open_db(str(tmp_path / "stopped.duckdb"))
+    with monkeypatch.context() as small_batches:  # committed while the state is read
+        small_batches.setattr(replay_module, "Loader", functools.partial(Loader, batch_size=10))
+        with pytest.raises(KeyboardInterrupt):
+            replay(_KilledInsideTheState(str(directory), versions // 2), con, source_name="w",
+                   prefix="ktrace", since_us=since_us, until_us=until_us)
+    loaded = rows(con, "SELECT count(*) FROM raw_events")[0][0]
+    assert 0 < loaded < versions  # the premise: stopped inside the state, some of it committed
+    replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
+           since_us=since_us, until_us=until_us)
+    assert rows(con, CONTENT) == rows(clean, CONTENT)
+    assert state(con, _utc(since_us)) == state(clean, _utc(since_us))
+
+
+def test_a_follower_of_a_window_takes_the_state_at_its_start(tmp_path: Path):
+    directory = tmp_path / "log"
+    shutil.copytree(recording("scenarios"), directory)
+    source = LocalLogSource(str(directory))
+    times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
+                   if d.record is not None)
+    since_us = times[int(len(times) * WINDOW[0])]
+    loaded = _load(directory, tmp_path / "window.duckdb", since_us, None)
+    stop = threading.Event()
+    follow(LocalLogSource(str(directory)), str(tmp_path / "follower.duckdb"), source_name="w",
+           prefix="ktrace", since_us=since_us, stop=stop, on_caught_up=lambda _: stop.set())
+    followed = db.open_readonly(str(tmp_path / "follower.duckdb"))
+    assert rows(followed, CONTENT) == rows(loaded, CONTENT)
+    assert rows(followed, "SELECT count(*) FROM raw_events WHERE received_at < ?",
+                _utc(since_us))[0][0] > 10
+    assert state(followed, _utc(since_us)) == state(loaded, _utc(since_us))
+    followed.close()
+
+
 @pytest.mark.kafka
 def test_from_kafka_a_window_loads_the_same_state_at_its_start(
         kafka_bootstrap: str, unique_topic_prefix: str, tmp_path: Path):
@@ -129,9 +200,7 @@ def test_from_kafka_a_window_loads_the_same_state_at_its_start(
                since_us=since_us, until_us=until_us)
     finally:
         source.close()
-    content = ("SELECT session, resource, seq, type, uid, resource_version, received_at "
-               "FROM raw_events ORDER BY ALL")
-    assert rows(from_kafka, content) == rows(local, content)
+    assert rows(from_kafka, CONTENT) == rows(local, CONTENT)
     assert rows(from_kafka, "SELECT count(*) FROM raw_events WHERE received_at < ?",
                 _utc(since_us))[0][0] > 10
     assert state(from_kafka, _utc(since_us)) == state(local, _utc(since_us))
