@@ -271,8 +271,10 @@ INFO_CLUSTERS = View("info_clusters", "each cluster's recorded window", (
     C("first_received_at", "its first record's receive time"),
     C("last_received_at", "its last record's receive time"),
     C("window_s", "seconds between them", kind="seconds", header="WINDOW"),
-    C("records", "records"), C("objects", "distinct objects", drop=1),
-    C("sessions", "recorder sessions", drop=2),
+    C("records", "records (a window's own: not the state at its start)"),
+    C("state_at_start", "records loaded as the state at a window's start: each object's "
+      "last version before --since", drop=1),
+    C("objects", "distinct objects", drop=1), C("sessions", "recorder sessions", drop=2),
 ))
 INFO_SESSIONS = View("info_sessions", "recorder sessions and kubectl imports", (
     C("cluster", "cluster"), C("session", "session id (import:FILE for an import)"),

@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from replayer import db
+from replayer.analyses.info import info
 from replayer.analyses.races import races
 from replayer.analyses.state import state
 from replayer.analyses.stuck import stuck
@@ -113,6 +114,18 @@ def test_the_state_at_the_start_opens_no_hole_or_stretch(loads):
     unseen = ("SELECT type, session, topic, namespace, start_at, end_at FROM gaps "
               "WHERE category = 'unseen' AND end_at >= ? ORDER BY ALL")
     assert rows(window, unseen, since) == rows(whole, unseen, since)
+
+
+def test_info_counts_the_window_s_own_records_and_the_state_apart(loads):
+    window, _, since, until = loads
+    clusters = {row[0]: row for row in info(window)[0].rows}
+    own, state_records = rows(window, "SELECT count(*) FILTER (WHERE received_at >= ?), "
+                                      "count(*) FILTER (WHERE received_at < ?) FROM raw_events",
+                              since, since)[0]
+    assert state_records > 10
+    ((_, first, last, _, records, at_start, *_),) = clusters.values()
+    assert (records, at_start) == (own, state_records)
+    assert since <= first and last <= until
 
 
 CONTENT = ("SELECT session, resource, seq, type, uid, resource_version, received_at "

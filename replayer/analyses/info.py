@@ -25,22 +25,30 @@ covered AS (SELECT type, sum(seconds) AS covered_s FROM (
                 GROUP BY type, island) GROUP BY type)"""
 
 
+#: A window's own records: not the state at its start (each object's last version before
+#: it, loaded first: window_start_state), which is counted apart.
+_OWN = "FILTER (WHERE NOT window_start_state(source_id, received_at))"
+
+
 def info(con: duckdb.DuckDBPyConnection, *, cluster: str | None = None) -> list[Section]:
     only = [cluster, cluster]
     return [
         Section("info_clusters", "Clusters", *fetch(con,
-            "SELECT cluster, min(received_at) AS first_received_at, "
-            "  max(received_at) AS last_received_at, "
-            "  epoch(max(received_at) - min(received_at)) AS window_s, count(*) AS records, "
+            f"SELECT cluster, min(received_at) {_OWN} AS first_received_at, "
+            f"  max(received_at) {_OWN} AS last_received_at, "
+            f"  epoch(max(received_at) {_OWN} - min(received_at) {_OWN}) AS window_s, "
+            f"  count(*) {_OWN} AS records, "
+            "  count(*) FILTER (WHERE window_start_state(source_id, received_at)) "
+            "    AS state_at_start, "
             "  count(DISTINCT uid) AS objects, count(DISTINCT session) AS sessions "
             "FROM raw_events WHERE ? IS NULL OR cluster = ? GROUP BY cluster ORDER BY cluster",
             only)),
         Section("info_sessions", "Sessions", *fetch(con,
-            "SELECT cluster, session, min(received_at) AS first_received_at, "
-            "  max(received_at) AS last_received_at, "
-            "  count(*) AS records, bool_or(type = 'SESSION_END') AS ended "
+            f"SELECT cluster, session, min(received_at) {_OWN} AS first_received_at, "
+            f"  max(received_at) {_OWN} AS last_received_at, "
+            f"  count(*) {_OWN} AS records, bool_or(type = 'SESSION_END') AS ended "
             "FROM raw_events WHERE ? IS NULL OR cluster = ? GROUP BY cluster, session "
-            "ORDER BY cluster, first_received_at", only)),
+            "ORDER BY cluster, first_received_at NULLS FIRST", only)),
         Section("info_kinds", "Kinds", *fetch(con,
             "WITH live AS (SELECT kind, count(*) AS n FROM state_at((SELECT max(received_at) "
             "    FROM raw_events WHERE ? IS NULL OR cluster = ?)) "
