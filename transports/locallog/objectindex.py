@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from schemas.records import GONE_TYPES, OBJECT_TYPES
 from transports.locallog import layout
@@ -92,6 +92,19 @@ class Builder:
                                  self._versions))
         self.start, self._blocks, self._last_us, self._known, self._versions = (
             end, 0, None, True, {})
+
+
+def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
+          records: Callable[[layout.Block], tuple[list[Indexed] | None, int | None]]
+          ) -> ObjectIndex:
+    """Index a segment's bytes: ``records`` gives a block's records and their latest
+    receive time (None, None when one does not decode)."""
+    builder = Builder(header.data_start)
+    for item in layout.scan_blocks(data, header):
+        if isinstance(item, layout.Block):
+            builder.block(item.position, item.end, *records(item))
+    builder.close(stat.st_size)
+    return ObjectIndex(stat.st_size, stat.st_mtime_ns, header.sync, tuple(builder.done))
 
 
 def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result

@@ -8,7 +8,7 @@ import mmap
 import os
 import time
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, Mapping, Sequence
+from typing import BinaryIO, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from schemas import codec
 from schemas.envelope import Envelope
@@ -20,6 +20,7 @@ from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
+Index = TypeVar("Index")
 #: Yielded by a windowed segment read at a block wholly after ``--until``: the topic's read
 #: stops there, as it would at that block's first record.
 _PAST_WINDOW = object()
@@ -387,17 +388,27 @@ def _read_segment_window(topic: str, index: int, path: str, since_us: int | None
 
 def _time_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
                 stat: os.stat_result, counts: ReadCounts) -> timeindex.TimeIndex:
-    found, why = timeindex.load(path, header, stat)
+    return _index(topic, path, "time index", timeindex.load(path, header, stat), lambda: (
+        timeindex.build(data, header, stat, lambda block: _block_times(block, header))),
+        lambda found: timeindex.save(path, found), counts)
+
+
+def _index(topic: str, path: str, name: str, loaded: tuple[Index | None, str],
+           build: Callable[[], Index], save: Callable[[Index], None],
+           counts: ReadCounts) -> Index:
+    """A segment's index as ``loaded`` (found, why not), else built from the segment and
+    saved: one damaged or out of date is said at once, missing ones once per read."""
+    found, why = loaded
     if found is not None:
         return found
     if why == "missing":
         counts.indexes_missing += 1
     else:
-        log.warning("%s: time index of %s %s: rebuilt from the segment", topic,
+        log.warning("%s: %s of %s %s: rebuilt from the segment", topic, name,
                     os.path.basename(path), why)
-    found = timeindex.build(data, header, stat, lambda block: _block_times(block, header))
+    found = build()
     counts.indexes_built += 1
-    timeindex.save(path, found)
+    save(found)
     return found
 
 
@@ -563,24 +574,9 @@ def _opened(path: str) -> Iterator[tuple[BinaryIO, mmap.mmap, layout.SegmentHead
 
 def _object_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
                   stat: os.stat_result, counts: ReadCounts) -> objectindex.ObjectIndex:
-    found, why = objectindex.load(path, header, stat)
-    if found is not None:
-        return found
-    if why == "missing":
-        counts.indexes_missing += 1
-    else:
-        log.warning("%s: object index of %s %s: rebuilt from the segment", topic,
-                    os.path.basename(path), why)
-    builder = objectindex.Builder(header.data_start)
-    for item in layout.scan_blocks(data, header):
-        if isinstance(item, layout.Block):
-            builder.block(item.position, item.end, *_block_objects(item, header))
-    builder.close(stat.st_size)
-    found = objectindex.ObjectIndex(stat.st_size, stat.st_mtime_ns, header.sync,
-                                    tuple(builder.done))
-    counts.indexes_built += 1
-    objectindex.save(path, found)
-    return found
+    return _index(topic, path, "object index", objectindex.load(path, header, stat), lambda: (
+        objectindex.build(data, header, stat, lambda block: _block_objects(block, header))),
+        lambda found: objectindex.save(path, found), counts)
 
 
 def _block_objects(block: layout.Block, header: layout.SegmentHeader
