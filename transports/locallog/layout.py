@@ -361,8 +361,8 @@ def save_sidecar(path: str, content: dict) -> None:
     write to keeps none, and is indexed again by the next read."""
     scratch = f"{path}.{os.getpid()}.tmp"  # two readers indexing at once each write their own
     try:
-        with open(scratch, "w") as fh:
-            json.dump(content, fh, separators=(",", ":"))
+        with open(scratch, "w") as fh:  # dumps: json's C encoder (dump writes piecewise)
+            fh.write(json.dumps(content, separators=(",", ":")))
         os.replace(scratch, path)
     except OSError as exc:
         log.info("index %s not written: %s", path, exc.strerror)

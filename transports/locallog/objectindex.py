@@ -37,8 +37,7 @@ Indexed = tuple[str | None, str, int]
 @dataclass(frozen=True)
 class Stretch:
     """Consecutive blocks (and the damage between them): ``versions`` each object's last
-    version in them, in the order of those versions (None: its last record says it is
-    gone); ``last_us`` the latest receive time in them, None when unknown (a record does
+    version in them (None: its last record says it is gone); ``last_us`` the latest receive time in them, None when unknown (a record does
     not decode: the stretch is read, never merged)."""
 
     position: int
@@ -75,10 +74,10 @@ class Builder:
         if records is None or last_us is None:
             self._known = False
         else:
+            versions = self._versions
             for i, (uid, type_, byte) in enumerate(records):
                 if uid and type_ in OBJECT_TYPES:
-                    self._versions.pop(uid, None)  # kept in the order of the last versions
-                    self._versions[uid] = None if type_ in GONE_TYPES else (position, i, byte)
+                    versions[uid] = None if type_ in GONE_TYPES else (position, i, byte)
             self._last_us = last_us if self._last_us is None else max(self._last_us, last_us)
         self._blocks += 1
         if self._blocks == STRETCH_BLOCKS:

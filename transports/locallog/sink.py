@@ -19,10 +19,11 @@ sink knows its own blocks only)."""
 from __future__ import annotations
 
 import errno
+import itertools
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 from schemas import codec, repository
 from schemas.codec import Record
@@ -46,7 +47,8 @@ class _TopicWriter:
     size: int
     pending: list[bytes] = field(default_factory=list)
     pending_times: list[int] = field(default_factory=list)  # µs received, of ``pending``
-    pending_objects: list[tuple[str | None, str]] = field(default_factory=list)  # uid, type
+    pending_uids: list[str | None] = field(default_factory=list)  # of ``pending``
+    pending_types: list[str] = field(default_factory=list)
     #: The segment's blocks with their times, for its index; None when it was reopened
     #: (its earlier blocks' times are not known here).
     blocks: list[timeindex.BlockTimes] | None = field(default_factory=list)
@@ -88,7 +90,8 @@ class LocalLogSink:
         writer = self._writers.get(topic) or self._open_topic(topic)
         writer.pending.append(body)
         writer.pending_times.append(received_at)
-        writer.pending_objects.append((uid, type_))
+        writer.pending_uids.append(uid)
+        writer.pending_types.append(type_)
         if len(writer.pending) >= self._block_records:
             self._write_block(writer)
 
@@ -183,10 +186,11 @@ class LocalLogSink:
                 min(writer.pending_times), max(writer.pending_times)))
         if writer.objects is not None:
             writer.objects.block(writer.size, writer.size + len(block),
-                                 _indexed(writer.pending, writer.pending_objects),
-                                 max(writer.pending_times))
+                                 zip(writer.pending_uids, writer.pending_types,
+                                     _starts(writer.pending)), max(writer.pending_times))
         writer.size += len(block)
-        writer.pending, writer.pending_times, writer.pending_objects = [], [], []
+        writer.pending, writer.pending_times = [], []
+        writer.pending_uids, writer.pending_types = [], []
 
     def _rotate(self, writer: _TopicWriter) -> None:
         os.fsync(writer.file.fileno())
@@ -211,14 +215,9 @@ def _write_indexes(writer: _TopicWriter) -> None:
             stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.objects.done)))
 
 
-def _indexed(bodies: list[bytes], objects: list[tuple[str | None, str]]
-             ) -> list[objectindex.Indexed]:
-    """A block's records as the object index takes them: uid, type and first byte."""
-    indexed, byte = [], 0
-    for body, (uid, type_) in zip(bodies, objects):
-        indexed.append((uid, type_, byte))
-        byte += len(body)
-    return indexed
+def _starts(bodies: list[bytes]) -> Iterator[int]:
+    """Where each of a block's records starts in its data."""
+    return itertools.accumulate(map(len, bodies[:-1]), initial=0)
 
 
 def _header_size() -> int:
