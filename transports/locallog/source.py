@@ -29,8 +29,9 @@ _PAST_WINDOW = object()
 @dataclass
 class ReadCounts:
     """What the reads of a source touched: blocks decompressed and their bytes, blocks the
-    time index let a window skip, indexed segments none of whose blocks was read, and
-    indexes (re)built from their segments."""
+    time index let a window skip, indexed segments none of whose blocks was read, indexes
+    (re)built from their segments, and the object index's stretches taken without reading
+    them (the state at a window's start)."""
 
     blocks_read: int = 0
     bytes_read: int = 0
