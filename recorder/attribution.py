@@ -10,13 +10,14 @@ DELETE (the requester is unknown without audit logs, but a DisruptionTarget cond
 it); shortening the grace period of a bound pod to 0 after its status changed is its node
 agent confirming the stop, while a first request with grace 0, or a shortening to 0 with no
 status write since the request (the node agent never stopped it), is a client's force delete
-(``kubectl delete --force --grace-period=0``). Events name their reporter.
+(``kubectl delete --force --grace-period=0``) — unless the pod had already Succeeded or
+Failed: the API server gives those grace 0 whoever asks. Events name their reporter.
 
 Per object only what these rules compare is kept (``Prior``): managedFields times and
 digests (the mapping observed, its keys shared across objects), a digest of status,
 deletionTimestamp, grace period, nodeName, DisruptionTarget reason, finalizers, the last
-status writer, the status digest when the deletion was requested and whether a client forced
-it.
+status writer, the status digest when the deletion was requested, whether a client forced
+it and whether the pod had finished when it was first asked to go.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ DISRUPTION_REQUESTERS = {
     "TerminationByKubelet": "kubelet",
 }
 APISERVER = "kube-apiserver"
+FINISHED_PHASES = ("Succeeded", "Failed")
 #: The requester of a DELETE with grace 0 that the node agent did not send (no audit log
 #: names the client; the replayer's timeline says the same for old recordings).
 FORCE_DELETE = "client (force delete)"
@@ -73,6 +75,9 @@ class Observed(msgspec.Struct, gc=False):
     disruption: str | None = None
     finalizers: tuple[str, ...] = ()
     owner: tuple[str | None, str | None] | None = None  # kind, name of the first ownerReference
+    #: a Pod already Succeeded or Failed whose deletion has grace 0: the API server gives a
+    #: finished pod grace 0 whoever asks (CheckGracefulDelete), so it is no force delete
+    finished: bool = False
     reporter: Attribution | None = None  # an Event's named reporter
 
 
@@ -91,6 +96,8 @@ class Prior(msgspec.Struct, gc=False):
     #: the node agent sends its grace-0 DELETE only after writing its stop into the status
     requested_status: int | None = None
     forced: bool = False  # a client's grace-0 DELETE (first request, or no stop written)
+    #: the first deletion request found the pod finished (grace 0 by the API server)
+    finished_at_request: bool = False
 
 
 def digest(value: Any) -> int:
@@ -130,12 +137,14 @@ def observed(obj: Obj) -> Observed:
         return Observed(kind, md.get("uid") or "", reporter=event_reporter(
             obj.get("reportingController"), source.get("component"), obj.get("reportingComponent")))
     owners = md.get("ownerReferences")
+    grace = md.get("deletionGracePeriodSeconds")
     return Observed(
         kind, md.get("uid") or "", managers=managers_of(obj), status=digest(obj.get("status")),
-        deletion=md.get("deletionTimestamp"), grace=md.get("deletionGracePeriodSeconds"),
+        deletion=md.get("deletionTimestamp"), grace=grace,
         node=(obj.get("spec") or {}).get("nodeName") if kind == "Pod" else None,
         disruption=disruption_reason(obj), finalizers=tuple(md.get("finalizers") or ()),
-        owner=(owners[0].get("kind"), owners[0].get("name")) if owners else None)
+        owner=(owners[0].get("kind"), owners[0].get("name")) if owners else None,
+        finished=grace == 0 and (obj.get("status") or {}).get("phase") in FINISHED_PHASES)
 
 
 def prior_of(seen: Observed, previous: Prior | None) -> Prior:
@@ -148,21 +157,28 @@ def prior_of(seen: Observed, previous: Prior | None) -> Prior:
         requested = seen.status
     forced = bool(seen.deletion) and (
         (previous.forced if previous and previous.deletion else False)
-        or force_deleted(previous, seen.deletion, seen.grace, seen.status, seen.node))
+        or force_deleted(previous, seen))
+    finished_at_request = (previous.finished_at_request if previous and previous.deletion
+                           else seen.finished)
     return Prior(seen.managers, seen.status, seen.deletion, seen.grace, seen.node,
-                 seen.disruption, seen.finalizers, status_writer, requested, forced)
+                 seen.disruption, seen.finalizers, status_writer, requested, forced,
+                 finished_at_request)
 
 
-def force_deleted(before: Prior | None, deletion: str | None, grace: int | None, status: int,
-                  node: str | None) -> bool:
+def force_deleted(before: Prior | None, seen: Observed) -> bool:
     """A bound pod's grace-0 DELETE that its node agent did not send: the first deletion
-    request already has grace 0, or the grace was cut to 0 with the status unchanged since
-    the request (the node agent writes its containers' stop before it deletes)."""
-    if not (deletion and node and grace == 0):
+    request already has grace 0 (and the pod had not finished: the API server's own 0), or
+    the grace was cut to 0 with the status unchanged since the request (the node agent
+    writes its containers' stop before it deletes)."""
+    if not (seen.deletion and seen.node and seen.grace == 0):
         return False
-    if before is None or not before.deletion:
-        return True
-    return before.grace != 0 and status == before.requested_status
+    if first_request(before):
+        return not seen.finished
+    return before.grace != 0 and seen.status == before.requested_status
+
+
+def first_request(before: Prior | None) -> bool:
+    return before is None or not before.deletion
 
 
 @functools.lru_cache(maxsize=1024)  # a few dozen manager keys in a cluster
@@ -304,6 +320,21 @@ def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
     return None
 
 
+def finished_pod_deleted(seen: Observed) -> Attribution:
+    """A Succeeded or Failed pod removed by its first DELETE (grace 0 whoever asked)."""
+    why = "removed by a DELETE of a finished pod (grace 0 for any requester)"
+    requester = DISRUPTION_REQUESTERS.get(seen.disruption or "")
+    if requester:
+        return Attribution(requester, f"{why}; requested by {requester} "
+                                      f"(DisruptionTarget {seen.disruption})")
+    if seen.owner is not None:
+        kind, name = seen.owner
+        return Attribution(CONTROLLER_MANAGER, f"{why}; by the garbage collector or the owning "
+                                               f"controller (inferred from ownerReference "
+                                               f"{kind}/{name})")
+    return Attribution(APISERVER, f"{why}; requester unknown without audit logs")
+
+
 def disruption_note(before: Prior | None, after: Prior) -> str:
     if after.disruption and (before is None or before.disruption != after.disruption):
         return f"; DisruptionTarget {after.disruption}"
@@ -315,17 +346,20 @@ def deleted(event_type: str, before: Prior | None, seen: Observed) -> Attributio
     if event_type == "INFERRED_DELETED":
         return Attribution(None, "gone at a relist: the DELETED event was not seen")
     if seen.deletion:
-        if (before.forced if before and before.deletion
-                else force_deleted(before, seen.deletion, seen.grace, seen.status, seen.node)):
+        if before.forced if not first_request(before) else force_deleted(before, seen):
             return Attribution(FORCE_DELETE, f"removed after a client's grace-0 DELETE (force "
                                               f"delete) of a pod bound to {seen.node}")
-        if seen.node and seen.grace == 0:
+        # grace 0 from its first request on: the API server's own for a finished pod
+        finished = seen.finished if first_request(before) else before.finished_at_request
+        if seen.node and seen.grace == 0 and not finished:
             agent = before.status_writer if before and before.status_writer else "kubelet"
             return Attribution(agent, f"removed after the grace-0 DELETE of the node agent of {seen.node} "
                                       f"(last status writer {agent})")
         if before and before.finalizers and not seen.finalizers:
             return Attribution(APISERVER, "removed once the last finalizer "
                                           f"({before.finalizers[-1]}) was cleared")
+        if finished:
+            return finished_pod_deleted(seen)
         return Attribution(APISERVER, "removed after deletionTimestamp (grace period over)")
     if seen.owner is not None:
         kind, name = seen.owner

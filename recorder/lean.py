@@ -199,13 +199,21 @@ def observed(head: Head) -> Observed:
     managers = {manager_key(e.manager, e.operation, e.subresource):
                 (e.time or "", hash(owned) if (owned := bytes(e.fieldsV1)) != b"null" else 0)
                 for e in md.managedFields or ()}
+    grace = md.deletionGracePeriodSeconds
     return Observed(
         kind, md.uid or "", managers, hash(status) if status != b"null" else 0,
-        md.deletionTimestamp, md.deletionGracePeriodSeconds,
+        md.deletionTimestamp, grace,
         head.spec.nodeName if kind == "Pod" and head.spec is not None else None,
         _disruption(status) if b'"DisruptionTarget"' in status else None,
         tuple(md.finalizers or ()),
-        (owner.kind, owner.name) if owner is not None else None)
+        (owner.kind, owner.name) if owner is not None else None,
+        grace == 0 and _finished(status))
+
+
+def _finished(status: bytes) -> bool:
+    """The status' phase is Succeeded or Failed, as the API server spells it (only read for a
+    deletion with grace 0)."""
+    return b'"phase":"Succeeded"' in status or b'"phase":"Failed"' in status
 
 
 def _source_component(head: Head) -> str | None:

@@ -92,7 +92,8 @@ def test_a_bound_pod_says_no_scheduler_placed_it(recorded: duckdb.DuckDBPyConnec
 def test_a_finished_pod_deleted_with_grace_0_is_not_a_force_delete(recorded: duckdb.DuckDBPyConnection) -> None:
     """`untolerated` was Failed when the taint-eviction controller deleted it: the API server
     sets grace 0 for a finished pod whoever asks — the controller removed it, no client
-    forced it (the recorder's stored attribution still says force delete)."""
+    forced it (this recording was made before the recorder knew so: its stored attribution
+    says force delete, and the replayer reads old recordings right)."""
     (story,) = explain(recorded, "pod/untolerated", namespace="taint")
     assert [(s["step"], s["component"], s["detail"]) for s in story.timeline][-3:] == [
         ("terminal", "kubelet", "Failed"),

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from recorder.attribution import Attributor
+from recorder import lean
+from recorder.attribution import Attributor, observed
+from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "recorder" / "deployment"
 
@@ -171,3 +173,25 @@ def test_a_first_deletion_request_with_grace_0_is_a_force_delete() -> None:
     assert [(t, c) for t, c, _ in steps] == [("MODIFIED", "client (force delete)"),
                                              ("DELETED", "client (force delete)")]
     assert steps[0][2].startswith("deletionTimestamp set with grace 0")
+
+
+def test_a_finished_pod_deleted_with_grace_0_is_its_requesters_not_a_force_delete() -> None:
+    # the real node's catalogue recording: `untolerated` was Failed (the kubelet refused it,
+    # TaintToleration) when the taint-eviction controller deleted it; the API server gives a
+    # finished pod grace 0 whoever asks (CheckGracefulDelete), so no client forced anything
+    source = LocalLogSource(str(DATA.parent.parent / "node" / "catalogue" / "recording"))
+    versions = [(d.record["type"], d.record["object"])
+                for d in source.read(source.topics("ktrace"))
+                if d.topic.endswith(".pods") and d.record["name"] == "untolerated"]
+    attributor = Attributor()
+    found = [attributor.observe(t, orjson.loads(body)) for t, body in versions]
+    assert [(f.component, f.evidence) for f in found[-2:]] == [
+        ("kube-apiserver", "deletionTimestamp set (DELETE, grace 0s); requested by "
+                           "kube-controller-manager (DisruptionTarget DeletionByTaintManager)"),
+        ("kube-controller-manager", "removed by a DELETE of a finished pod (grace 0 for any "
+                                    "requester); requested by kube-controller-manager "
+                                    "(DisruptionTarget DeletionByTaintManager)")]
+    # the lean decode (the recorder's hot path) reads the same
+    assert all(lean.read_object(body).seen == observed(orjson.loads(body))
+               for _, body in versions)
+    assert lean.read_object(versions[-1][1]).seen.finished
