@@ -168,6 +168,13 @@ def test_the_kubelet_preempts_a_pod_for_a_critical_pod(recorded: duckdb.DuckDBPy
     (story,) = explain(recorded, "pod/victim", namespace="preempt")
     (outcome,) = [f for f in story.findings if f.topic == "outcome"]
     assert outcome.sentence == "Preempted at 2026-12-07T14:43:27Z: preempted — " + PREEMPTED
+    # never deleted: its stop is judged against its own grace period (2 s) from the kubelet's
+    # Killing at 14:43:27.54 (busybox's sleep ignores SIGTERM; finishedAt 14:43:29Z)
+    (stop,) = [f for f in story.findings if f.topic == "deletion"]
+    assert (stop.sentence, stop.advice) == (
+        "Containers did not exit on SIGTERM; killed when its grace period (2s) ran out after "
+        "kubelet (critical-pod preemption) stopped it (no deletion).",
+        "handle SIGTERM in the app, or shorten the grace period")
     # the timeline tells the kubelet's path on the pod's end
     assert [(s["step"], s["component"], s["detail"]) for s in story.timeline][-4:] == [
         ("warning", "kubelet", "Preempting: Preempted in order to admit critical pod"),

@@ -302,7 +302,7 @@ def _lifecycle(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
                                                    f"({r['request_detail']}).",
                                        [r["request_event"]])))
         if r["stop_verdict"] is not None:
-            killed = "killed at the deadline" in r["stop_verdict"]
+            killed = r["stop_verdict"].startswith("did not exit on SIGTERM")
             found.append((uid, Finding("deletion", f"Containers {r['stop_verdict']}.", [],
                                        "handle SIGTERM in the app, or shorten the grace period"
                                        if killed else None)))

@@ -31,6 +31,9 @@ WITH steps AS (
            any_value(server_at) FILTER (WHERE step = 'containers_stopped')
                AS containers_finished_at,
            any_value(time) FILTER (WHERE step = 'terminal') AS terminal_at,
+           -- who stopped a pod that was never deleted: the kubelet's path on its terminal step
+           any_value(regexp_extract(detail, ' — (kubelet \(.*\))$', 1))
+               FILTER (WHERE step = 'terminal') AS stopped_by,
            any_value(time) FILTER (WHERE step = 'endpoint_removed') AS endpoint_removed_at,
            any_value(time) FILTER (WHERE step = 'deleted') AS deleted_at,
            any_value(time) FILTER (WHERE step = 'pulling') AS pulling_at,
@@ -54,7 +57,7 @@ stops AS (
            arg_min(exit_reasons, version_no) FILTER (WHERE containers > 0
                                                      AND containers_terminated = containers)
                AS exit_reasons,
-           max(restarts) AS restarts, max(containers_ran) AS ran,
+           max(restarts) AS restarts, max(containers_ran) AS ran, max(grace_s) AS grace_s,
            max(containers_waiting) AS waited
     FROM pod_versions_in_scope GROUP BY uid),
 owners AS (
@@ -96,7 +99,19 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
                 THEN 'ended unseen (ContainerStatusUnknown: the kubelet could not locate them)'
             WHEN list_contains(t.exit_codes, 137) AND t.finished_at >= t.deadline_at - INTERVAL 1 SECOND
                 THEN 'did not exit on SIGTERM; killed at the deadline'
-            WHEN list_contains(t.exit_codes, 137) THEN 'killed (SIGKILL, exit 137) before the deadline'
+            WHEN list_contains(t.exit_codes, 137) AND t.deadline_at IS NOT NULL
+                THEN 'killed (SIGKILL, exit 137) before the deadline'
+            -- never deleted: the kubelet stopped the pod itself (critical-pod preemption,
+            -- node-pressure eviction, node shutdown) with the pod's own grace period, counted
+            -- from its Killing Event (pkg/kubelet/pod_workers.go killPodNow)
+            WHEN list_contains(t.exit_codes, 137) AND s.stopped_by IS NOT NULL
+                 AND t.finished_at >= s.kill_at + to_seconds(coalesce(t.grace_s, 30)) - INTERVAL 1 SECOND
+                THEN 'did not exit on SIGTERM; killed when its grace period ('
+                     || coalesce(t.grace_s, 30) || 's) ran out after ' || s.stopped_by
+                     || ' stopped it (no deletion)'
+            WHEN list_contains(t.exit_codes, 137) AND s.stopped_by IS NOT NULL
+                THEN 'killed (SIGKILL, exit 137) by ' || s.stopped_by || ' (no deletion)'
+            WHEN list_contains(t.exit_codes, 137) THEN 'killed (SIGKILL, exit 137) without a deletion'
             WHEN list_distinct(t.exit_codes) = [143] THEN 'exited on SIGTERM'
             WHEN list_distinct(t.exit_codes) = [0] THEN 'exited cleanly'
             ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
