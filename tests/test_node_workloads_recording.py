@@ -26,7 +26,8 @@ UNREADY = ("selector app=unready matches 1 pod, none Ready: pod unready-5b98cf9d
 HELD = ("update to revision db-5759895c5 held at 1 of 2 pods (1 Ready): pod db-1 is not Ready "
         "(ContainersNotReady: containers with unready status: [db]; Unhealthy ×25, "
         f"2026-12-07T14:43:31Z – 14:43:54Z: {PROBE_FAILED})")
-MISSING = ("1 of 2 pods available (2 scheduled, 1 Ready) — pod agent-rdkxn not Ready (Pending, Unschedulable: "
+MISSING = ("1 of 2 pods available (2 scheduled, 1 Ready) — pod agent-rdkxn for node real-node-0 not Ready "
+           "(Pending, Unschedulable: "
            "0/2 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 1 node(s) "
            "didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/2 nodes are available: 1 No preemption victims "
            "found for incoming pod, 1 Preemption is not helpful for scheduling.)")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from replayer import db
+from replayer.analyses.stuck import stuck
 from replayer.replay import import_captures
 from tests.replayer_data import rows
 
@@ -95,7 +96,8 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     "pvc-lost-1": {("PersistentVolumeClaim", "pvcclaim6"):
                    ("pvc_lost", "phase Lost — its volume demosc5-a7e8483a-cd6b-11e8-a0ae-0242ac110010")},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
-    # margin, judged below), node-not-ready-1 (a node without pods: nothing is stuck on it)
+    # margin, judged below), node-not-ready-1 (its node_not_ready is 0 s old at the data's
+    # end, under the threshold: judged below)
 }
 SPECIMENS = sorted(p.stem for p in PUBLIC.glob("*.json"))
 
@@ -409,10 +411,22 @@ def test_a_node_the_kubelet_reports_not_ready_says_why(loaded):
                      "FROM node_health_at(data_end())") == [
         ("devstats.cncf.io", "False", "KubeletNotReady", "2018-08-02 14:39:49", True)]
     [story] = explain(con, "node/devstats.cncf.io")
-    assert ("condition", "Ready=False KubeletNotReady: runtime network not ready: "
-                         "NetworkReady=false reason:NetworkPluginNotReady message:docker: "
-                         "network plugin is not ready: cni config uninitialized", True) in [
+    message = ("runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+               "message:docker: network plugin is not ready: cni config uninitialized")
+    assert ("condition", f"Ready=False KubeletNotReady: {message}", True) in [
         (s["step"], s["detail"], s["derived"]) for s in story.timeline]
+    # the node alone has its finding, the condition's message quoted: 0 s old at the data's
+    # end (its only record), so an outcome in explain, and stuck once past the threshold
+    detail = (f"kubelet_not_ready — node devstats.cncf.io Ready=False since 2018-08-02T14:39:49Z "
+              f"(KubeletNotReady: {message})")
+    [node] = story.findings
+    assert (node.topic, node.sentence, node.evidence) == (
+        "outcome", f"Not Ready since 2018-08-02T14:39:49Z: node_not_ready — {detail}",
+        [story.timeline[0]["evidence_event_id"]])
+    assert node.advice.startswith("the node's kubelet itself reports it not Ready")
+    assert stuck(con).rows[1] == []
+    assert [(r[0], r[2], r[4], r[7], r[8][0]["detail"]) for r in stuck(con, threshold_s=0).rows[1]] == [
+        ("Node", "devstats.cncf.io", "node_not_ready", "node_not_ready", detail)]
 
 
 def test_a_failed_post_start_hook_names_the_hook_and_its_output(loaded):

@@ -139,10 +139,12 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
                   "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
                   "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
-                  "drain_blocked": "Drain blocked", "no_ready_endpoints": "No ready endpoint"}
+                  "drain_blocked": "Drain blocked", "no_ready_endpoints": "No ready endpoint",
+                  "node_not_ready": "Not Ready"}
 #: the states of object_findings_at that are not stuck: how an object ended or waits
 OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
-                  "claim_waiting": "Waiting for a consumer", "released": "Released"}
+                  "claim_waiting": "Waiting for a consumer", "released": "Released",
+                  "node_not_ready": "Not Ready"}
 
 
 def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:

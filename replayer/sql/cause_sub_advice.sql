@@ -5,6 +5,8 @@
 (cause VARCHAR, sub VARCHAR, advice VARCHAR,
                                              PRIMARY KEY (cause, sub))
 VALUES
+    ('node_not_ready', 'kubelet_not_ready', 'the node''s kubelet itself reports it not Ready, for the reason in its message above (a container runtime or CNI network not ready: install or fix the network plugin, or the runtime, on that node); the scheduler places no pod there meanwhile'),
+    ('node_not_ready', 'unreachable', 'the control plane no longer hears from the node''s kubelet (Ready=Unknown, Lease not renewed): check the machine, its kubelet and its network to the API server; once the NoExecute taint outlives its pods'' toleration (300 s by default) the taint-eviction controller deletes them'),
     ('image_pull', 'not_found', 'the registry has no such image or tag: check the name and tag (and the architecture) in the message'),
     ('image_pull', 'repository_missing', 'the repository does not exist at that registry (or is private and hides itself): check the image path, or add a pull secret'),
     ('image_pull', 'unauthorized', 'the registry refused the credentials: add or fix the pull secret (imagePullSecrets or the ServiceAccount''s)'),

@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
+-- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, node_findings_at, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
 -- object_findings_at(ts, threshold_s := 60): what each workload and storage object is at
 -- ts, one row per finding, the decisive message in `detail` and the records that show it in
 -- `evidence`. `stuck` is true where the object cannot get on by itself (what problems_at
@@ -25,7 +25,8 @@
 --     eligible node) for threshold_s (since its first version short of them, however often
 --     the controller rewrote its status meanwhile), with the controller's latest Warning
 --     (FailedCreate, FailedPlacement, FailedDaemonPod) and a missing pod's reason (the
---     kubelet's rejection of a Failed one);
+--     kubelet's rejection of a Failed one), named with the node it is for (its node, or the
+--     one its node affinity pins it to);
 --   storage_class_missing / provisioning_failed / external_provisioning /
 --     waiting_for_consumer: a Pending PersistentVolumeClaim, by the PV controller's latest
 --     Event about it (ProvisioningFailed naming a StorageClass not found — where the
@@ -37,7 +38,9 @@
 --     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
 --     with policy Delete, past threshold_s: its deleter has not removed it); pv_failed: a
 --     volume in phase Failed (VolumeFailedDelete, VolumeFailedRecycle);
---   no_ready_endpoints: a Service whose selector matches no Ready pod (service_findings_at).
+--   no_ready_endpoints: a Service whose selector matches no Ready pod (service_findings_at);
+--   node_not_ready: a Node whose Ready condition is not True or whose Lease is not renewed,
+--     with the condition's message (node_findings_at).
 -- `since` is the earliest evidence of the state: the condition's lastTransitionTime, the
 -- deciding Event's first time, the current status's first receipt.
 -- Documented in docs/projections.md.
@@ -192,7 +195,8 @@ unready_pods AS (
                                                  concat_ws('; ', c.reason || coalesce(': ' || c.message, ''),
                                                            f.line),
                                                  p.phase),
-                                 'probe_event_id': f.event_id}, s.name) AS pod
+                                 'probe_event_id': f.event_id,
+                                 'for_node': coalesce(p.node_name, p.affinity_node)}, s.name) AS pod
     FROM state_at(ts) s JOIN pods p USING (event_id)
     JOIN owner_refs o ON o.event_id = s.event_id AND o.controller
          AND o.owner_kind IN ('StatefulSet', 'DaemonSet')
@@ -243,7 +247,8 @@ missing AS (
                                 || ' pods available (' || coalesce(l.status_replicas, 0)
                                 || ' scheduled, ' || coalesce(l.ready_replicas, 0) || ' Ready)',
                      lw.w.reason || ': ' || lw.w.message,
-                     'pod ' || u.pod.name || ' not Ready (' || u.pod.why || ')') AS detail,
+                     'pod ' || u.pod.name || coalesce(' for node ' || u.pod.for_node, '')
+                         || ' not Ready (' || u.pod.why || ')') AS detail,
            [l.event_id] || coalesce(lw.w.ids, []) || list_filter(
                [u.pod.event_id, u.pod.probe_event_id], lambda x: x IS NOT NULL) AS evidence,
            l.event_id, true AS stuck
@@ -337,3 +342,4 @@ UNION ALL SELECT * FROM suspended UNION ALL SELECT * FROM held
 UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM claim_findings
 UNION ALL SELECT * FROM phases
 UNION ALL SELECT * FROM service_findings_at(ts, threshold_s := threshold_s)
+UNION ALL SELECT * FROM node_findings_at(ts, threshold_s := threshold_s)

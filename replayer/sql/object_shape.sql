@@ -28,6 +28,9 @@ replace('{
     "initContainers": [{"name": "VARCHAR", "restartPolicy": "VARCHAR",
                         "resources": {"limits": {"memory": "VARCHAR"}}}],
     "schedulingGates": [{"name": "VARCHAR"}], "runtimeClassName": "VARCHAR",
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "VARCHAR", "operator": "VARCHAR",
+                                                "values": ["VARCHAR"]}]}]}}},
     "template": {"spec": {"containers": [{"name": "VARCHAR",
                                           "resources": {"limits": {"memory": "VARCHAR"}}}],
                           "initContainers": [{"name": "VARCHAR",

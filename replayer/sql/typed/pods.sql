@@ -24,6 +24,14 @@ SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_n
            AS status_written_at,
        [g.name FOR g IN coalesce(p.o.spec.schedulingGates, [])] AS scheduling_gates,
        p.o.spec.runtimeClassName AS runtime_class,
+       -- the one node a required node affinity names by field (metadata.name In [NODE]): how
+       -- the DaemonSet controller pins each of its pods to its node, bound or not yet
+       -- (pkg/controller/daemon/util: ReplaceDaemonSetPodNodeNameNodeAffinity)
+       flatten([[f."values"[1] FOR f IN coalesce(t.matchFields, [])
+                 IF f."key" = 'metadata.name' AND f.operator = 'In' AND len(f."values") = 1]
+                FOR t IN coalesce(p.o.spec.affinity.nodeAffinity
+                                      .requiredDuringSchedulingIgnoredDuringExecution
+                                      .nodeSelectorTerms, [])])[1] AS affinity_node,
        len(p.o.spec.containers) AS spec_containers,
        len(p.o.spec.initContainers) AS spec_init_containers
 FROM batch b LEFT JOIN parsed p USING (event_id) WHERE b.kind = 'Pod' AND b.uid IS NOT NULL
