@@ -142,6 +142,26 @@ def test_a_force_delete_on_a_lost_node_is_the_clients(edge):
                                     "kwok-node-2 (last status writer kube-controller-manager)")]
 
 
+def test_the_taint_eviction_controllers_events_are_steps_of_the_pod_they_name(evicted, edge):
+    """Its Events' reference names the pod without a uid (pkg/controller/tainteviction:
+    emitPodDeletionEvent): the pod of that name. "Marking for deletion" comes right before
+    the DELETE it requested; "Cancelling deletion" after stranded's force delete (EXPECTED.md:
+    the controller called off its own scheduled eviction; it did not delete the pod)."""
+    assert rows(evicted, "SELECT pod, step, component FROM pod_transitions "
+                         "WHERE component = 'taint-eviction-controller' ORDER BY pod, step_no") == [
+        (pod, step, "taint-eviction-controller")
+        for pod in ("web-6b47756fff-gdwqw", "web-76947d6dcf-2xgbx", "web-76947d6dcf-vtqjc")
+        for step in ("taint_eviction", "deletion_requested")]
+    assert rows(edge, "SELECT step, component, detail FROM pod_transitions WHERE pod = 'stranded' "
+                      "AND step_no >= (SELECT step_no FROM pod_transitions WHERE pod = 'stranded' "
+                      "AND step = 'deletion_requested') ORDER BY step_no") == [
+        ("deletion_requested", "kube-apiserver", "grace 5s; requester unknown (a DELETE; no audit log)"),
+        ("deleted", "client (force delete)", None),
+        ("taint_eviction_cancelled", "taint-eviction-controller",
+         "Cancelling deletion of Pod edge/stranded: its scheduled eviction called off (the taint "
+         "went, the pod went, or its eviction was rescheduled)")]
+
+
 def test_exit_137_at_the_deadline_did_not_exit_on_sigterm(edge):
     assert rows(edge, "SELECT stop_verdict FROM pod_lifecycle WHERE pod = 'stubborn'") == [
         ("did not exit on SIGTERM; killed at the deadline",)]

@@ -429,6 +429,27 @@ def test_a_node_the_kubelet_reports_not_ready_says_why(loaded):
         ("Node", "devstats.cncf.io", "node_not_ready", "node_not_ready", detail)]
 
 
+def test_a_taint_eviction_without_a_deletion_is_a_step_naming_the_requester(loaded):
+    """kubernetes-sigs/node-readiness-controller#164: …-dgb89's stub has no deletionTimestamp;
+    the taint-eviction controller's "Marking for deletion" Event (which it writes right before
+    its DELETE, pkg/controller/tainteviction) is a step of its timeline, and explain names the
+    controller as the requester from it."""
+    from replayer.analyses.explain import explain
+    con = loaded["unschedulable-taint-3"]
+    [story] = explain(con, "pod/nginx-with-toleration-84559fbfc4-dgb89")
+    assert [(s["step"], s["component"], s["derived"]) for s in story.timeline] == [
+        ("first_seen", "ktrace", False), ("created", None, True),
+        ("taint_eviction", "taint-eviction-controller", True), ("killing", "kubelet", True)]
+    marked = story.timeline[2]
+    assert marked["detail"] == ("Marking for deletion Pod default/nginx-with-toleration-84559fbfc4-dgb89: "
+                                "its node's NoExecute taint is not tolerated (or outlived "
+                                "tolerationSeconds); the controller deletes it now")
+    [deletion] = [f for f in story.findings if f.topic == "deletion"]
+    assert (deletion.sentence, deletion.evidence) == (
+        "Deletion requested by taint-eviction-controller at 2026-01-15T11:38:00Z (its NoExecute "
+        "taint eviction; the deletion itself was not recorded).", [marked["evidence_event_id"]])
+
+
 def test_a_failed_post_start_hook_names_the_hook_and_its_output(loaded):
     """onosproject/onos-helm-charts#557: the FailedPostStartHook Event alone (a pod stub, no
     status) names the cause — the hook's command exited 1 at a prompt for a Bind DN — and

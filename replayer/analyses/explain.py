@@ -286,9 +286,13 @@ def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 def _lifecycle(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     rows = _dicts(con, "SELECT l.uid, l.restarts, l.stop_verdict, l.first_seen_at, "
                        "  l.derived_steps, l.pull_s, t.component AS requester, "
-                       "  t.detail AS request_detail, t.evidence_event_id AS request_event "
+                       "  t.detail AS request_detail, t.evidence_event_id AS request_event, "
+                       "  m.marked "
                        "FROM pod_lifecycle l LEFT JOIN pod_transitions t "
                        "  ON t.uid = l.uid AND t.step = 'deletion_requested' "
+                       "LEFT JOIN (SELECT uid, arg_min({'by': component, 'at': time, "
+                       "    'event': evidence_event_id}, step_no) AS marked FROM pod_transitions "
+                       "  WHERE step = 'taint_eviction' GROUP BY uid) m ON m.uid = l.uid "
                        "WHERE list_contains(?, l.uid)", [uids])
     found = []
     for r in rows:
@@ -303,6 +307,11 @@ def _lifecycle(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
             found.append((uid, Finding("deletion", f"Deletion requested by {r['requester']} "
                                                    f"({r['request_detail']}).",
                                        [r["request_event"]])))
+        elif r["marked"] is not None:  # the controller's DELETE follows its Event at once
+            found.append((uid, Finding("deletion", f"Deletion requested by {r['marked']['by']} "
+                                                   f"at {_time(r['marked']['at'])} (its NoExecute "
+                                                   "taint eviction; the deletion itself was not "
+                                                   "recorded).", [r["marked"]["event"]])))
         if r["stop_verdict"] is not None:
             killed = r["stop_verdict"].startswith("did not exit on SIGTERM")
             found.append((uid, Finding("deletion", f"Containers {r['stop_verdict']}.", [],

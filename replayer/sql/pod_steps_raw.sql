@@ -1,6 +1,7 @@
 -- model: view; depends: containers, disruption_requester, endpoint_membership, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events
 -- The evidence of each step: the first version of a pod for which the step's condition
--- holds (one scan: arg_min per step), Events about the pod, and its EndpointSlice stretches.
+-- holds (one scan: arg_min per step), Events about the pod (by uid, or by name where the
+-- Event names no uid), and its EndpointSlice stretches.
 -- A step already true at the first sighting of a pod seen mid-life is `derived`: its time
 -- is the object's own timestamp, and it never makes a slow-step verdict.
 WITH pv AS (
@@ -11,11 +12,35 @@ owners AS (
     SELECT o.uid, any_value(o.owner_kind) AS owner_kind, any_value(o.owner_uid) AS owner_uid
     FROM owner_refs o JOIN raw_events r USING (event_id)
     WHERE r.kind = 'Pod' AND o.controller AND o.uid IN (SELECT uid FROM projection_scope) GROUP BY o.uid),
+-- Events whose reference names the pod without its uid (the taint-eviction controller's
+-- ObjectReference carries namespace and name only): the pod of that name first seen last
+-- before the Event came, else the first of that name (an Event older than the pod's records).
+-- (every pod of a name is in scope with any of them: sql/typed/_touched_pods.sql)
+scope_names AS (
+    SELECT cluster, namespace, name, uid, min(received_at) AS first_at
+    FROM object_versions WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)
+    GROUP BY ALL),
+named_events AS (
+    SELECT u.event_id, p.uid
+    FROM (SELECT e.event_id, r.cluster, e.regarding_namespace AS namespace,
+                 e.regarding_name AS name, r.received_at
+          FROM k8s_events e JOIN raw_events r USING (event_id)
+          WHERE e.regarding_kind = 'Pod' AND coalesce(e.regarding_uid, '') = ''
+            AND e.regarding_name IN (SELECT name FROM scope_names)) u
+    JOIN scope_names p
+      ON p.cluster = u.cluster AND p.namespace IS NOT DISTINCT FROM u.namespace AND p.name = u.name
+    QUALIFY row_number() OVER (PARTITION BY u.event_id
+                               ORDER BY p.first_at <= u.received_at DESC,
+                                        CASE WHEN p.first_at <= u.received_at THEN p.first_at END DESC,
+                                        p.first_at) = 1),
 pod_events AS (
-    SELECT e.regarding_uid AS uid, e.reason, e.message, e.component, e.first_time, r.event_id,
-           r.rv, r.type, r.received_at, r.time_source, e.type AS event_type, e.count
+    SELECT coalesce(n.uid, e.regarding_uid) AS uid, e.uid AS event_uid, e.reason, e.message,
+           e.component, e.first_time, r.event_id, r.rv, r.type, r.received_at, r.time_source,
+           e.type AS event_type, e.count
     FROM k8s_events e JOIN raw_events r USING (event_id)
-    WHERE e.regarding_uid IN (SELECT uid FROM projection_scope) AND e.regarding_kind = 'Pod'),
+    LEFT JOIN named_events n USING (event_id)
+    WHERE coalesce(n.uid, e.regarding_uid) IN (SELECT uid FROM projection_scope)
+      AND e.regarding_kind = 'Pod'),
 -- the owner's Events that name the pod: "Created pod: NAME", "Deleted pod: NAME" (ReplicaSet,
 -- DaemonSet, Job), "Create Pod NAME in StatefulSet S successful", "Delete Pod NAME in
 -- StatefulSet S successful" — not received before the pod was first seen (a StatefulSet
@@ -114,8 +139,11 @@ requester AS (
                                                   WHEN 'Preempted' THEN 'kube-scheduler (preemption)'
                                                   ELSE coalesce(e.component, 'kubelet') END,
                                     e.event_id)
+                     -- (not the taint-eviction controller's "Cancelling deletion of Pod":
+                     -- it follows a deletion by someone else that ended its scheduled one)
                      FROM pod_events e WHERE e.uid = f.uid
                        AND e.reason IN ('TaintManagerEviction', 'Evicted', 'Preempted')
+                       AND e.message NOT LIKE 'Cancelling deletion of Pod %'
                        AND e.received_at <= f.deletion.ev.received_at + INTERVAL 5 SECOND))
                AS who
     FROM firsts f WHERE f.deletion IS NOT NULL),
@@ -217,6 +245,26 @@ event_steps AS (
     JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 3),
                  ('Pulled', 'pulled', 3)) AS s(reason, step, rank) ON s.reason = e.reason
     GROUP BY e.uid, s.step, s.rank),
+-- the taint-eviction controller's Events (pkg/controller/tainteviction): "Marking for deletion
+-- Pod NS/NAME" right before it deletes the pod (an untolerated NoExecute taint, or one that
+-- outlived tolerationSeconds), "Cancelling deletion of Pod NS/NAME" when it calls off one it
+-- had scheduled — a step each, whether or not the pod's deletion was recorded
+taint_steps AS (
+    SELECT e.uid, CASE WHEN e.message LIKE 'Cancelling deletion of Pod %'
+                       THEN 'taint_eviction_cancelled' ELSE 'taint_eviction' END AS step,
+           6 AS rank,
+           {'event_id': e.event_id, 'rv': e.rv, 'type': e.type, 'received_at': e.received_at,
+            'is_live': e.type IN ('ADDED', 'MODIFIED'), 'time_source': e.time_source} AS ev,
+           e.first_time AS server_at, coalesce(e.component, 'taint-eviction-controller') AS component,
+           e.message || CASE WHEN e.message LIKE 'Cancelling deletion of Pod %'
+                             THEN ': its scheduled eviction called off (the taint went, the pod '
+                                  || 'went, or its eviction was rescheduled)'
+                             ELSE ': its node''s NoExecute taint is not tolerated (or outlived '
+                                  || 'tolerationSeconds); the controller deletes it now' END
+               || CASE WHEN e.count > 1 THEN ' (×' || e.count || ')' ELSE '' END AS detail,
+           e.type = 'LISTED' AS derived
+    FROM pod_events e WHERE e.reason = 'TaintManagerEviction'
+    QUALIFY row_number() OVER (PARTITION BY e.uid, e.event_uid ORDER BY e.received_at, e.rv) = 1),
 -- Warning Events about the pod (FailedScheduling, Failed, BackOff, Unhealthy, FailedMount…):
 -- the first of each reason, with how often it was reported
 warnings AS (
@@ -279,7 +327,7 @@ endpoint_steps AS (
 everything AS (
     SELECT * FROM version_steps UNION ALL SELECT * FROM first_seen
     UNION ALL SELECT * FROM restarts UNION ALL SELECT * FROM event_steps
-    UNION ALL SELECT * FROM warnings
+    UNION ALL SELECT * FROM warnings UNION ALL SELECT * FROM taint_steps
     UNION ALL SELECT * FROM reused UNION ALL SELECT * FROM endpoint_steps)
 SELECT uid, step, rank, ev.event_id, ev.rv, ev.type, ev.received_at, ev.is_live,
        -- the evidence's time is not a receive time (an import's)

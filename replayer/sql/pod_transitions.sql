@@ -27,7 +27,9 @@ timed AS (
            s.derived OR (coalesce(s.clockless, false) AND s.step <> 'first_seen') AS derived
     FROM pod_steps_raw s),
 bounds AS (
-    SELECT uid, any_value(time) FILTER (WHERE step = 'deletion_requested') AS requested_at,
+    -- (the taint-eviction controller's "Marking for deletion" Event opens its deletion)
+    SELECT uid, min(time) FILTER (WHERE step IN ('deletion_requested', 'taint_eviction'))
+               AS requested_at,
            max(time) FILTER (WHERE step <> 'deleted') AS last_before_delete_at
     FROM timed GROUP BY uid),
 ordered AS (
