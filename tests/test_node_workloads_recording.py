@@ -82,7 +82,7 @@ def test_services_without_a_ready_endpoint_name_their_pods_or_selector(recorded:
 def test_explain_a_service_tells_why_it_has_no_ready_endpoint(recorded: duckdb.DuckDBPyConnection,
                                                               db_file: str) -> None:
     (story,) = explain(recorded, "svc/typo", namespace="svc")
-    assert [s["step"] for s in story.timeline] == ["created"]
+    assert [s["step"] for s in story.timeline] == ["created", "endpoints"]
     (finding,) = story.findings
     assert finding.sentence == ("No ready endpoint for 1m30s (since 2026-12-07T14:43:20Z): no_ready_endpoints — "
                                 + TYPO)
@@ -119,6 +119,31 @@ def test_a_daemonset_pod_is_missing_where_its_host_port_is_taken(recorded: duckd
         "pods_missing", "2026-12-07 14:43:23.161821", "daemonset_pods_missing", MISSING)
     assert evidence_of(recorded, "DaemonSet", "agent") == [
         ("DaemonSet", "agent", "14:43:23"), ("Pod", "agent-rdkxn", "14:43:23")]
+
+
+def test_explain_a_service_tells_its_ready_endpoints(recorded: duckdb.DuckDBPyConnection) -> None:
+    """Each version of a Service's EndpointSlice that changes which pods are ready is a step
+    naming them: web's pod ready from 14:43:23.73; unready's pod in its slice, not ready, to
+    the end; typo's slice empty (EXPECTED.md)."""
+    stories = {name: explain(recorded, f"svc/{name}", namespace="svc") for name in ("web", "unready", "typo")}
+    assert {name: [(s.kind, len(s.timeline)) for s in found] for name, found in stories.items()} == {
+        "web": [("Service", 3)], "unready": [("Service", 3)], "typo": [("Service", 2)]}
+    assert {name: [(s["step"], s["time"].strftime("%H:%M:%S.%f")[:-3], s["component"], s["detail"], s["derived"])
+                   for s in found[0].timeline[1:]] for name, found in stories.items()} == {
+        "web": [("endpoints", "14:43:20.011", "endpointslice-controller", "EndpointSlice web-wdjpg: no ready endpoint", False),
+                ("endpoints", "14:43:23.732", "endpointslice-controller",
+                 "EndpointSlice web-wdjpg: ready web-67f56bfc69-t9fqv", False)],
+        "unready": [("endpoints", "14:43:19.970", "endpointslice-controller",
+                     "EndpointSlice unready-6k9cw: no ready endpoint", False),
+                    ("endpoints", "14:43:21.971", "endpointslice-controller",
+                     "EndpointSlice unready-6k9cw: no ready endpoint; not ready unready-5b98cf9df-5xwdj", False)],
+        "typo": [("endpoints", "14:43:20.033", "endpointslice-controller",
+                  "EndpointSlice typo-z7khm: no ready endpoint", False)]}
+    # each step's evidence is the slice version that shows it
+    ids = rows(recorded, "SELECT evidence_event_id FROM object_transitions_of([?]) WHERE step = 'endpoints'",
+               stories["web"][0].uid)
+    assert evidence_records(recorded, [i for (i,) in ids]) == [
+        ("EndpointSlice", "web-wdjpg", "14:43:20"), ("EndpointSlice", "web-wdjpg", "14:43:23")]
 
 
 def test_explain_a_statefulset_and_a_daemonset(recorded: duckdb.DuckDBPyConnection) -> None:

@@ -1,10 +1,12 @@
--- model: macro(uids); depends: conditions, k8s_events, namespaces, object_versions, raw_events, volumes, workloads
+-- model: macro(uids); depends: conditions, endpoints, k8s_events, namespaces, object_versions, owner_refs, raw_events, volumes, workloads
 -- object_transitions_of(uids): the story of recorded objects other than Pods (workloads,
 -- Jobs, claims, volumes, Nodes, Namespaces…) — what `ktrace explain` prints for them, one
 -- row per step in the shape of pod_transitions: `created` (creationTimestamp), `condition`
 -- (each change of a condition's status or reason), `phase` (each phase of a claim, volume
 -- or Namespace), `status` (each change of a workload's pod counts), `event` (each Event
--- about it: its reason and message, how often and until when), `deletion_requested`
+-- about it: its reason and message, how often and until when), `endpoints` (a Service's:
+-- each EndpointSlice version that changes which pods are ready, naming them),
+-- `deletion_requested`
 -- (deletionTimestamp − grace), `deleted`. A step's time is the receive time of the record
 -- that shows it when the recorder saw it happen; else — a record from a list, an import
 -- whose times are taken from the objects, a state already true at the first sighting —
@@ -101,6 +103,55 @@ event_steps AS (
                        ELSE '' END AS detail,
            NOT arg_min(seen_live, event_id) AS derived
     FROM event_records GROUP BY uid, event_uid),
+-- a Service's EndpointSlices: labelled with its name, in its namespace, and not owned by
+-- another Service of that name (one deleted and made again)
+service_names AS (
+    SELECT uid, any_value(cluster) AS cluster, any_value(namespace) AS namespace,
+           any_value(name) AS name
+    FROM v WHERE kind = 'Service' GROUP BY uid),
+slice_records AS (
+    SELECT s.uid, r.event_id, r.uid AS slice_uid, r.name AS slice, r.rv, r.type, r.received_at,
+           r.type IN ('ADDED', 'MODIFIED', 'DELETED') AND r.time_source = 'received' AS seen_live
+    FROM service_names s JOIN raw_events r ON r.kind = 'EndpointSlice' AND r.cluster = s.cluster
+         AND r.namespace = s.namespace AND r.labels['kubernetes.io/service-name'] = s.name
+    WHERE NOT EXISTS (SELECT 1 FROM owner_refs o WHERE o.event_id = r.event_id
+                      AND o.owner_kind = 'Service' AND o.owner_uid <> s.uid)),
+-- each version's endpoints by pod (an endpoint without one by its address): ready (ready
+-- unset counts as ready, as discovery/v1 says) or not; a deleted slice has none
+slice_states AS (
+    SELECT s.uid, s.event_id, s.slice_uid, s.slice, s.rv, s.type, s.received_at, s.seen_live,
+           coalesce(list_sort(list(coalesce(e.target_name, e.addresses[1]))
+               FILTER (WHERE e.ready IS NOT FALSE AND e.event_id IS NOT NULL
+                       AND s.type NOT IN ('DELETED', 'INFERRED_DELETED'))), []) AS ready,
+           coalesce(list_sort(list(coalesce(e.target_name, e.addresses[1])
+                                   || CASE WHEN e.terminating THEN ' (terminating)' ELSE '' END)
+               FILTER (WHERE e.ready = false
+                       AND s.type NOT IN ('DELETED', 'INFERRED_DELETED'))), []) AS not_ready
+    FROM slice_records s LEFT JOIN endpoints e USING (event_id)
+    GROUP BY ALL),
+slice_changes AS (
+    SELECT *, lag(ready) OVER w AS ready_before, lag(not_ready) OVER w AS not_ready_before,
+           row_number() OVER w AS n
+    FROM slice_states WINDOW w AS (PARTITION BY uid, slice_uid ORDER BY rv NULLS LAST, event_id)),
+endpoint_steps AS (
+    SELECT uid, 'endpoints' AS step, 5 AS rank,
+           {'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at} AS ev,
+           received_at AS time, 'endpointslice-controller' AS component,
+           'EndpointSlice ' || slice || ': ' || concat_ws('; ',
+               CASE WHEN type IN ('DELETED', 'INFERRED_DELETED') THEN 'deleted'
+                    WHEN len(ready) = 0 THEN 'no ready endpoint'
+                    ELSE 'ready ' || array_to_string(ready, ', ')
+                         -- (which are new, where not all are)
+                         || CASE WHEN len(ready_before) > 0 THEN coalesce(' (new: ' || nullif(
+                                array_to_string(list_filter(ready, lambda x: NOT list_contains(
+                                    ready_before, x)), ', '), '') || ')', '') ELSE '' END END,
+               'not ready ' || nullif(array_to_string(not_ready, ', '), ''),
+               CASE WHEN n > 1 THEN 'no longer ready ' || nullif(array_to_string(list_filter(
+                   ready_before, lambda x: NOT list_contains(ready, x)), ', '), '') END) AS detail,
+           NOT seen_live AS derived
+    FROM slice_changes
+    WHERE n = 1 OR ready <> ready_before OR not_ready <> not_ready_before
+       OR type IN ('DELETED', 'INFERRED_DELETED')),
 deletion AS (
     SELECT uid, 'deletion_requested' AS step, 6 AS rank, arg_min(ev, version_no) AS ev,
            arg_min(deletion_at - to_seconds(coalesce(deletion_grace_s, 0)), version_no)
@@ -126,6 +177,7 @@ deleted_steps AS (
 everything AS (
     SELECT * FROM created UNION ALL SELECT * FROM cond_steps UNION ALL SELECT * FROM phase_steps
     UNION ALL SELECT * FROM count_steps UNION ALL SELECT * FROM event_steps
+    UNION ALL SELECT * FROM endpoint_steps
     UNION ALL SELECT * FROM deletion_steps UNION ALL SELECT * FROM deleted_steps)
 -- created first and deleted last whatever their clocks say (a derived time of 1 s precision
 -- may tie or precede the first record), the rest by time
