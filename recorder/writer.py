@@ -244,7 +244,7 @@ class Writer:
             key = topics.object_key(kind, body, uid, self.session)
             self.sink.send_encoded(state.topic, Outgoing(state.envelopes.encode(found), key,
                                                          event_type, self.session, seq,
-                                                         received_at, uid))
+                                                         received_at, uid, namespace, name))
         else:
             meta, facts = self._typed(kind, obj, body) if self.typed_facts else (None, None)
             self._send_fitted(state, found.record(meta=meta, facts=facts))

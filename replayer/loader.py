@@ -32,7 +32,7 @@ from replayer.record_filter import RecordFilter
 from schemas.envelope import Envelope
 from schemas.errors import Unreadable
 from schemas.records import MARKER_TYPES, OBJECT_TYPES
-from transports.source import Delivery, DeliveryRun, PartitionKey
+from transports.source import Delivery, DeliveryRun, PartitionKey, Passed
 
 #: Kinds the typed tables (sql/typed/) read; others are kept in raw_events only.
 TYPED_KINDS = typed.kinds_named()
@@ -157,7 +157,7 @@ class Loader:
         self.con = con
         return True
 
-    def load(self, deliveries: Iterable[Delivery | DeliveryRun], *,
+    def load(self, deliveries: Iterable[Delivery | DeliveryRun | Passed], *,
              on_batch: Callable[[LoadStats], None] | None = None) -> LoadStats:
         """Load ``deliveries`` in batches; everything taken is committed when it returns."""
         typed.attach_stage(self.con)
@@ -210,13 +210,15 @@ class Loader:
 
     # --- taking deliveries into batches (the reader thread) ----------------------------------
 
-    def _batches(self, deliveries: Iterable[Delivery | DeliveryRun],
+    def _batches(self, deliveries: Iterable[Delivery | DeliveryRun | Passed],
                  stop: threading.Event) -> Iterator[TakenBatch]:
         for delivery in deliveries:
             if stop.is_set():
                 return
             if isinstance(delivery, DeliveryRun):
                 self._take_run(delivery)
+            elif isinstance(delivery, Passed):
+                self._take_passed(delivery)
             elif delivery.error is None and delivery.record is not None:
                 self._take_run(DeliveryRun.of(delivery))  # a lone record: a run of one
             else:
@@ -257,6 +259,18 @@ class Loader:
             kinds[e.kind or e.type] += 1
             kept.append(i)
         self._add(run, kept)
+
+    def _take_passed(self, passed: Passed) -> None:
+        """Records the source passed by for the filter, undecoded: filtered out, and the
+        position moves past them."""
+        key = (passed.topic, passed.partition)
+        last = self.positions.get(key)
+        if last is not None and passed.through <= last:
+            return
+        self.positions[key] = passed.through
+        self._dirty = True
+        self.stats.deliveries += passed.count
+        self.stats.filtered += passed.count
 
     def _stale(self, topic: str, partition: int, offsets: list[int]) -> int:
         """How many of ``offsets`` (ascending) are at or before the partition's position:

@@ -15,7 +15,10 @@ read, by name:
 - every StorageClass (a handful; a claim without a class depends on the default one);
 - every marker (session and watch state: unseen stretches).
 
-Other cluster-scoped records (other Nodes, Namespaces, volumes) are left out. Only the
+Other cluster-scoped records (other Nodes, Namespaces, volumes) are left out. The source
+passes by, undecoded, the records whose namespace and name alone say they are left out
+(``Scope.wants``: the local log's key index skips blocks holding none that may be kept,
+Kafka's ``ktrace.object`` header drops a message before its value is read). Only the
 records the decision needs are decoded, and only their named fields: the namespace's own
 pods and claims, the cluster's volumes, and the Events outside NS whose name starts with
 a needed object's name (an Event is named ``<object>.<suffix>``). The objects that name
@@ -35,16 +38,22 @@ import duckdb
 import msgspec
 
 from schemas.envelope import Envelope
-from schemas.kinds import resource_of
+from schemas.kinds import BY_KIND, resource_of
 from schemas.records import MARKER_TYPES
 from schemas.topics import resource_of as topic_resource
-from transports.source import DeliveryRun
+from transports.source import DeliveryRun, Wants
 
 #: Resources read before the rest under ``-n``: each names objects a later one's records
 #: are kept by (pods and claims name nodes and volumes; volumes name attachments).
 READ_FIRST: tuple[tuple[str, ...], ...] = (("pods", "persistentvolumeclaims"),
                                            ("persistentvolumes",))
 NODE_LEASES = "kube-node-lease"
+#: The cluster-scoped kinds whose records ``-n`` may keep, by their resource (topic).
+_DEPENDED_ON = {resource_of(kind): kind for kind in (
+    "Namespace", "StorageClass", "Node", "PersistentVolume", "VolumeAttachment")}
+#: The kinds ``wants`` judges by resource: every other topic's records are the kind its
+#: resource names, unless the resource is unknown (then each record is decoded).
+_KNOWN_RESOURCES = {k.resource for k in BY_KIND.values()}
 
 
 @dataclass(frozen=True)
@@ -195,6 +204,42 @@ class Scope:
         if e.kind == "Lease":
             return e.namespace == NODE_LEASES and e.name in self.needed.nodes
         return e.kind == "Event" and self._about_needed(e, data)
+
+    def wants(self, prefix: str) -> Wants | None:
+        """What the source may pass by undecoded under ``-n`` (None: nothing): a record of
+        a topic, with a namespace and a name, that ``keeps`` would surely leave out. It
+        reads what this load needs as it reads; through one group of ``read_order`` its
+        answers stay the same (what it needs is learned from the groups before: pods and
+        claims, whose answers depend on their namespace alone, then volumes, all wanted)."""
+        if self.keep.namespace is None:
+            return None
+        resources: dict[str, str | None] = {}
+
+        def wants(topic: str, namespace: str | None, name: str | None) -> bool:
+            if topic not in resources:
+                resources[topic] = topic_resource(prefix, topic)
+            return self._may_keep(resources[topic], namespace, name)
+        return wants
+
+    def _may_keep(self, resource: str | None, namespace: str | None, name: str | None) -> bool:
+        """``keeps``'s decision as far as a record's resource, namespace and name tell it:
+        False only where ``keeps`` surely says False."""
+        if namespace == self.keep.namespace or name is None or (
+                resource not in _KNOWN_RESOURCES):
+            return True  # its own, a marker, a record of a kind not known here
+        if namespace is None:
+            kind = _DEPENDED_ON.get(resource)
+            if kind == "Namespace":
+                return name == self.keep.namespace
+            if kind == "Node":
+                return name in self.needed.nodes
+            return kind is not None  # volumes and attachments: decided on their objects
+        if resource == "leases":
+            return namespace == NODE_LEASES and name in self.needed.nodes
+        if resource == "events":
+            about = name.rpartition(".")[0]
+            return about in self.needed.nodes or about in self.needed.volumes
+        return False
 
     def learn(self, runs: Iterable[DeliveryRun]) -> None:
         """Learn the dependencies ``runs`` name, keeping none of them: for sources read in

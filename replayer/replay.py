@@ -15,7 +15,7 @@ from replayer.importer import capture_topic, read_capture
 from replayer.loader import Loader, LoadStats
 from replayer.record_filter import RecordFilter
 from replayer.window_start import state_at
-from transports.source import Delivery, DeliveryRun, PartitionKey, Source
+from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, Source, Wants
 from schemas.redaction import Redactor
 
 #: How long a follower that found nothing to load waits before it looks again.
@@ -57,7 +57,7 @@ def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, 
 
 
 def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
-            until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
+            until_us: int | None) -> Iterator[Delivery | DeliveryRun | Passed]:
     """The records ``loader`` takes: after what it holds, within the window; a window's
     first load takes each object's state at the window's start first (window_start.py),
     and a load after one that stopped inside the state takes the rest of it first."""
@@ -66,17 +66,20 @@ def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
         loader.con.execute("INSERT INTO window_starts VALUES (?, make_timestamp(?))",
                            [loader.source_id, since_us])
     state = since_us is not None and (not after or _state_unfinished(loader, since_us))
-    return _records(source, prefix, loader.keep, after, since_us, until_us, state=state)
+    return _records(source, prefix, loader.keep, after, since_us, until_us, state=state,
+                    wants=loader.scope.wants(prefix))
 
 
 def _records(source: Source, prefix: str, keep: RecordFilter, after: dict[PartitionKey, int],
-             since_us: int | None, until_us: int | None, *, state: bool
-             ) -> Iterator[Delivery | DeliveryRun]:
-    """With ``state``, the versions of the state at ``since_us`` after ``after`` first."""
+             since_us: int | None, until_us: int | None, *, state: bool,
+             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
+    """With ``state``, the versions of the state at ``since_us`` after ``after`` first;
+    ``wants``: what the source may pass by (``read``)."""
     if state and since_us is not None:
         for run in state_at(source, prefix, keep, since_us):
             yield from _after(run, after.get((run.topic, run.partition)))
-    yield from read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us)
+    yield from read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us,
+                    wants=wants)
 
 
 def _state_unfinished(loader: Loader, since_us: int) -> bool:
@@ -122,7 +125,8 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
 
     while True:
         reading = None if loader is None else _records(
-            source, prefix, keep, dict(loader.positions), since_us, until_us, state=state_due)
+            source, prefix, keep, dict(loader.positions), since_us, until_us, state=state_due,
+            wants=loader.scope.wants(prefix))
         pending = None if reading is None else _first_and_rest(reading)
         if loader is None or pending is not None:
             with db.follower_turn(path):
@@ -171,14 +175,16 @@ def _for_at_most(deliveries: Iterator[Delivery | DeliveryRun],
 
 def read(source: Source, prefix: str, keep: RecordFilter, *,
          after: Mapping[PartitionKey, int], since_us: int | None,
-         until_us: int | None) -> Iterator[Delivery | DeliveryRun]:
+         until_us: int | None, wants: Wants | None = None
+         ) -> Iterator[Delivery | DeliveryRun | Passed]:
     """The records of ``prefix``'s topics that ``keep`` may keep, as runs, each group of
     ``keep.read_order`` read after the one before (the objects that name a namespace's
-    dependencies before the dependencies)."""
+    dependencies before the dependencies); with ``wants`` (a load's ``Scope.wants``) the
+    source passes by those it refuses undecoded."""
     # a generator, not a chain: closing it closes the source's read under way
     for group in keep.read_order(source.topics(prefix), prefix):
         yield from source.read(group, after=after, since_us=since_us, until_us=until_us,
-                               runs=True)
+                               runs=True, wants=wants)
 
 
 def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None:

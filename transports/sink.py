@@ -26,11 +26,16 @@ class Outgoing(msgspec.Struct, gc=False):
     seq: int
     received_at: int  # µs: the local log's time index (transports/locallog/timeindex.py)
     uid: str | None  # the object's: the local log's object index (…/objectindex.py)
+    #: The object's: the local log's key index (transports/locallog/keyindex.py), the
+    #: Kafka ``ktrace.object`` header (a ``-n`` read passes others by undecoded).
+    namespace: str | None
+    name: str | None
 
     @classmethod
     def of(cls, record: Record) -> Outgoing:
         return cls(codec.encode(record), topics.key_for(record), record["type"],
-                   record["session"], record["seq"], record["receivedAt"], record.get("uid"))
+                   record["session"], record["seq"], record["receivedAt"], record.get("uid"),
+                   record["namespace"], record["name"])
 
     def record(self) -> Record:
         return codec.decode(self.body, repository.current().fingerprint)

@@ -8,13 +8,18 @@ record is counted and reported, never fatal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 from schemas.envelope import Envelope
 from schemas.codec import Record
 from schemas.errors import DecodeError
 
 PartitionKey = tuple[str, int]
+#: Whether a read may keep a record of a topic with a namespace and a name (None for a
+#: cluster-scoped object, a marker): False only when it surely would not, so the source
+#: passes the record by without decoding it (``Passed``). Its answer for one (topic,
+#: namespace, name) stays the same through one ``read``: a source may judge each once.
+Wants = Callable[[str, str | None, str | None], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,17 @@ class DeliveryRun:
             yield Delivery(self.topic, self.partition, offset, envelope.record(self.data_of(i)))
 
 
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """``count`` records of a partition a read with ``wants`` passed by undecoded, the last
+    at offset ``through``: a load counts them filtered out and resumes after them."""
+
+    topic: str
+    partition: int
+    through: int
+    count: int
+
+
 @dataclass(frozen=True)
 class TopicSummary:
     topic: str
@@ -100,11 +116,14 @@ class Source(Protocol):
         until_us: int | None = None,
         follow: bool = False,
         runs: bool = False,
-    ) -> Iterator[Delivery | DeliveryRun]:
+        wants: Wants | None = None,
+    ) -> Iterator[Delivery | DeliveryRun | Passed]:
         """Records of ``topics``: from just after ``after``'s offsets where given, else from
         the first record received at or after ``since_us`` (else the beginning); stops at
         the end of what exists when called, or keeps waiting with ``follow``. With ``runs``
-        a source may give records in DeliveryRuns (a loader's bulk path), else Deliveries."""
+        a source may give records in DeliveryRuns (a loader's bulk path), else Deliveries.
+        With ``wants`` (and ``runs``), records it refuses may come as ``Passed`` instead:
+        by the local log's key index, by the Kafka ``ktrace.object`` header."""
         ...
 
     def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:

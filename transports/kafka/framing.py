@@ -8,7 +8,11 @@ share one topic (a topic migrated to a registry mid-way):
   ``AvroDeserializer``, Kafka Connect or ksqlDB reads it without ktrace.
 
 Both carry headers ``ktrace.type`` (the record type), ``ktrace.session`` and ``ktrace.seq``
-(decimal), so consumers can route and check gaps without decoding. A reader tells the
+(decimal), so consumers can route and check gaps without decoding, and a record of a named
+object ``ktrace.object`` (``<namespace>/<name>``, ``/<name>`` when cluster-scoped), so
+``replay -n`` drops the records of other namespaces before their values are read (the key
+stays the object's uid: it decides the partition, one object's history in one). Messages
+written without it are read as before. A reader tells the
 framings apart by the ``ktrace.schema`` header: a fingerprint-framed body may itself start
 with a zero byte.
 """
@@ -35,10 +39,22 @@ HEADER_SCHEMA = "ktrace.schema"
 HEADER_TYPE = "ktrace.type"
 HEADER_SESSION = "ktrace.session"
 HEADER_SEQ = "ktrace.seq"
+HEADER_OBJECT = "ktrace.object"
 CONFLUENT_MAGIC = b"\x00"
 CONFLUENT_PREFIX_BYTES = 5
 
 Headers = list[tuple[str, bytes]]
+
+
+def object_header(namespace: str | None, name: str) -> bytes:
+    """``ktrace.object`` of a record of that object (neither part holds a ``/``)."""
+    return f"{namespace or ''}/{name}".encode()
+
+
+def object_of(header: bytes) -> tuple[str | None, str]:
+    """The namespace (None: cluster-scoped) and name a ``ktrace.object`` header names."""
+    namespace, _, name = header.decode().partition("/")
+    return namespace or None, name
 
 
 class SchemaUnavailable(DecodeError):

@@ -158,10 +158,13 @@ class KafkaSink:
             ensure_topics(self._admin, [topic], partitions=self._partitions,
                           replication=self._replication)
             self._known_topics.add(topic)
+        headers = self._framing.headers(outgoing.type, outgoing.session, outgoing.seq)
+        if outgoing.name is not None:
+            headers[framing.HEADER_OBJECT] = framing.object_header(outgoing.namespace,
+                                                                   outgoing.name)
         try:
-            self._producer.produce(
-                topic, self._framing.value(topic, outgoing.body), outgoing.key,
-                headers=self._framing.headers(outgoing.type, outgoing.session, outgoing.seq))
+            self._producer.produce(topic, self._framing.value(topic, outgoing.body),
+                                   outgoing.key, headers=headers)
         except BufferError as exc:  # the local queue is full: the broker has not kept up
             raise TransportError(f"Kafka send to {topic} failed: {exc}") from exc
         except KafkaException as exc:

@@ -17,10 +17,10 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 from schemas import envelope, repository
 from schemas.errors import DecodeError, TransportError, Unreadable
 from transports import locator, versions
-from transports.kafka.framing import HEADER_SCHEMA, ValueDecoder
+from transports.kafka.framing import HEADER_OBJECT, HEADER_SCHEMA, ValueDecoder, object_of
 from transports.kafka.registry import RegistryClient
 from transports.kafka.settings import KafkaSettings
-from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
+from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, TopicSummary, Wants
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5
@@ -54,6 +54,8 @@ class KafkaSource:
         #: messages a windowed read fetched and dropped: before ``since_us`` (after the seek
         #: by append time) or after ``until_us`` (until the partition's fetches stopped)
         self.outside_window = 0
+        #: messages a read with ``wants`` passed by by their ``ktrace.object`` header
+        self.passed_by = 0
         try:
             self._topics = self._consumer.list_topics(timeout=settings.connect_timeout_s).topics
         except KafkaException as exc:
@@ -76,7 +78,8 @@ class KafkaSource:
         until_us: int | None = None,
         follow: bool = False,
         runs: bool = False,
-    ) -> Iterator[Delivery | DeliveryRun]:
+        wants: Wants | None = None,
+    ) -> Iterator[Delivery | DeliveryRun | Passed]:
         partitions = self._partitions(topics)
         if not partitions:
             return
@@ -90,6 +93,9 @@ class KafkaSource:
             remaining = {key for key, start in starts.items() if start < ends[key]}
             stopped: set[PartitionKey] = set()
             fingerprint = repository.current().fingerprint if runs else None
+            # a window's reads stop at its end by receive time, in the values: not passed by
+            wanted = _Wanted(wants) if runs and since_us is None and until_us is None and (
+                wants is not None) else None
             while follow or remaining:
                 pending = _Pending()
                 for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
@@ -103,8 +109,13 @@ class KafkaSource:
                         raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
                     if not follow and message.offset() + 1 >= ends[key]:
                         remaining.discard(key)
+                    headers = message.headers()
+                    if wanted is not None and not wanted(key[0], headers):
+                        self.passed_by += 1
+                        yield from pending.pass_by(key, message.offset())
+                        continue
                     value = message.value() or b""
-                    found = _envelope(value, message.headers(), fingerprint)
+                    found = _envelope(value, headers, fingerprint)
                     if found is not None:  # an envelope-only record: taken into a run
                         received = found.received_at
                         if since_us is not None and received < since_us:
@@ -308,30 +319,69 @@ def _stretches(offsets: list[int], gap: int) -> Iterator[list[int]]:
 
 
 class _Pending:
-    """The envelopes of one partition's consecutive messages, until a run is taken."""
+    """One partition's consecutive messages, until they are taken: envelopes (a run), or
+    messages passed by (a Passed), never both, so a partition's items stay in order."""
 
     def __init__(self) -> None:
         self.key: PartitionKey | None = None
         self.offsets: list[int] = []
         self.envelopes: list[envelope.Envelope] = []
         self.values: list[bytes] = []
+        self.passed = 0
 
     def add(self, key: PartitionKey, offset: int, found: envelope.Envelope,
-            value: bytes) -> list[DeliveryRun]:
-        """Add one envelope; the run of another partition it ends, if any."""
-        done = self.take() if key != self.key else []
+            value: bytes) -> list[DeliveryRun | Passed]:
+        """Add one envelope; what it ends (another partition's, or passed messages)."""
+        done = self.take() if key != self.key or self.passed else []
         self.key = key
         self.offsets.append(offset)
         self.envelopes.append(found)
         self.values.append(value)
         return done
 
-    def take(self) -> list[DeliveryRun]:
-        if not self.envelopes or self.key is None:
+    def pass_by(self, key: PartitionKey, offset: int) -> list[DeliveryRun | Passed]:
+        """Pass one message by; what it ends (another partition's, or a run)."""
+        done = self.take() if key != self.key or self.envelopes else []
+        self.key = key
+        self.offsets[:] = [offset]
+        self.passed += 1
+        return done
+
+    def take(self) -> list[DeliveryRun | Passed]:
+        if self.key is None:
             return []
-        run = DeliveryRun(*self.key, self.offsets, self.envelopes, self.values)
-        self.key, self.offsets, self.envelopes, self.values = None, [], [], []
-        return [run]
+        found: DeliveryRun | Passed
+        if self.passed:
+            found = Passed(*self.key, self.offsets[-1], self.passed)
+        else:
+            found = DeliveryRun(*self.key, self.offsets, self.envelopes, self.values)
+        self.key, self.offsets, self.envelopes, self.values, self.passed = None, [], [], [], 0
+        return [found]
+
+
+class _Wanted:
+    """Whether ``wants`` may keep a message, by its ``ktrace.object`` header (one written
+    without it is decoded and judged on its envelope); each (topic, header) judged once a
+    read, as ``wants`` answers the same through a read."""
+
+    def __init__(self, wants: Wants) -> None:
+        self._wants = wants
+        self._judged: dict[tuple[str, bytes], bool] = {}
+
+    def __call__(self, topic: str, headers: list[tuple[str, bytes]] | None) -> bool:
+        for name, given in reversed(headers or ()):  # the sink adds it last
+            if name == HEADER_OBJECT:
+                found = self._judged.get((topic, given))
+                if found is None:
+                    found = self._judged[(topic, given)] = self._judge(topic, given)
+                return found
+        return True
+
+    def _judge(self, topic: str, header: bytes) -> bool:
+        try:
+            return self._wants(topic, *object_of(header))
+        except UnicodeDecodeError:
+            return True  # not ours to judge: the envelope decides
 
 
 def _envelope(value: bytes, headers: list[tuple[str, bytes]] | None,

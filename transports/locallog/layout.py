@@ -39,6 +39,7 @@ from schemas.varint import encode_long, read_long
 SEGMENT_SUFFIX = ".avro"
 TIME_INDEX_SUFFIX = ".times.json"
 OBJECT_INDEX_SUFFIX = ".objects.json"
+KEY_INDEX_SUFFIX = ".keys.json"
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 FINGERPRINT_KEY = "ktrace.fingerprint"
@@ -64,6 +65,11 @@ def time_index_path(segment_path: str) -> str:
 def object_index_path(segment_path: str) -> str:
     """The segment's object index (``objectindex``), beside it: ``<index>.objects.json``."""
     return segment_path[: -len(SEGMENT_SUFFIX)] + OBJECT_INDEX_SUFFIX
+
+
+def key_index_path(segment_path: str) -> str:
+    """The segment's key index (``keyindex``), beside it: ``<index>.keys.json``."""
+    return segment_path[: -len(SEGMENT_SUFFIX)] + KEY_INDEX_SUFFIX
 
 
 def segment_index(name: str) -> int | None:
@@ -131,7 +137,8 @@ def apply_retention(topic_dir: str, current: int, max_bytes: int | None,
 
 def remove_indexes(segment_path: str) -> None:
     """The indexes beside a segment: it is removed, or grows again."""
-    for path in (time_index_path(segment_path), object_index_path(segment_path)):
+    for path in (time_index_path(segment_path), object_index_path(segment_path),
+                 key_index_path(segment_path)):
         try:
             os.remove(path)
         except FileNotFoundError:
@@ -320,7 +327,7 @@ def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
     return end, header, None
 
 
-# --- sidecars: the indexes kept beside a segment (timeindex, objectindex) -------------------
+# --- sidecars: the indexes kept beside a segment (timeindex, objectindex, keyindex) ---------
 
 
 class Sidecar(Protocol):

@@ -10,9 +10,10 @@ an unseen stretch before the oldest kept record rather than damage. A write that
 full disk) is cut back to the last whole block before the error is raised: the segment stays
 readable, and the recording stops with one clear line.
 
-A segment the sink closes (rotated, or at the end of the recording) gets its time index
-(``timeindex``) and its object index (``objectindex``) written beside it from the records
-as they were appended (their receive times, uids and types), so the first windowed read
+A segment the sink closes (rotated, or at the end of the recording) gets its indexes
+written beside it from the records as they were appended — by time (``timeindex``) from
+their receive times, by object (``objectindex``) from their uids and types, by key
+(``keyindex``) from their namespaces and names — so the first windowed or ``-n`` read
 finds them made; a segment appended to after a restart is indexed by its first reader (the
 sink knows its own blocks only)."""
 
@@ -23,12 +24,12 @@ import itertools
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable
 
 from schemas import codec, repository
 from schemas.codec import Record
 from schemas.errors import TransportError
-from transports.locallog import layout, objectindex, timeindex
+from transports.locallog import keyindex, layout, objectindex, timeindex
 from transports.sink import Outgoing
 
 log = logging.getLogger(__name__)
@@ -49,9 +50,11 @@ class _TopicWriter:
     pending_times: list[int] = field(default_factory=list)  # µs received, of ``pending``
     pending_uids: list[str | None] = field(default_factory=list)  # of ``pending``
     pending_types: list[str] = field(default_factory=list)
-    #: The segment's blocks with their times, for its index; None when it was reopened
-    #: (its earlier blocks' times are not known here).
+    pending_keys: list[keyindex.Key] = field(default_factory=list)
+    #: The segment's blocks with their times and keys, for its indexes; None when it was
+    #: reopened (its earlier blocks are not known here).
     blocks: list[timeindex.BlockTimes] | None = field(default_factory=list)
+    block_keys: list[keyindex.BlockKeys] = field(default_factory=list)
     #: Its stretches by object (``objectindex``), None with ``blocks``.
     objects: objectindex.Builder | None = None
 
@@ -80,18 +83,20 @@ class LocalLogSink:
 
     def send(self, topic: str, record: Record) -> None:
         self._append(topic, codec.encode(record), record["receivedAt"], record.get("uid"),
-                     record["type"])
+                     record["type"], (record["namespace"], record["name"]))
 
     def send_encoded(self, topic: str, outgoing: Outgoing) -> None:
-        self._append(topic, outgoing.body, outgoing.received_at, outgoing.uid, outgoing.type)
+        self._append(topic, outgoing.body, outgoing.received_at, outgoing.uid, outgoing.type,
+                     (outgoing.namespace, outgoing.name))
 
     def _append(self, topic: str, body: bytes, received_at: int, uid: str | None,
-                type_: str) -> None:
+                type_: str, key: keyindex.Key) -> None:
         writer = self._writers.get(topic) or self._open_topic(topic)
         writer.pending.append(body)
         writer.pending_times.append(received_at)
         writer.pending_uids.append(uid)
         writer.pending_types.append(type_)
+        writer.pending_keys.append(key)
         if len(writer.pending) >= self._block_records:
             self._write_block(writer)
 
@@ -181,15 +186,18 @@ class LocalLogSink:
                                  "recording stopped (the segment keeps every whole block)"
                                  ) from exc
         if writer.blocks is not None:
+            end, starts = writer.size + len(block), _starts(writer.pending)
             writer.blocks.append(timeindex.BlockTimes(
-                writer.size, writer.size + len(block), len(writer.pending),
+                writer.size, end, len(writer.pending),
                 min(writer.pending_times), max(writer.pending_times)))
-        if writer.objects is not None:
-            writer.objects.block(writer.size, writer.size + len(block),
-                                 zip(writer.pending_uids, writer.pending_types,
-                                     _starts(writer.pending)), max(writer.pending_times))
+            writer.block_keys.append(keyindex.BlockKeys.of(
+                writer.size, end, writer.pending_keys, starts))
+            if writer.objects is not None:
+                writer.objects.block(writer.size, end,
+                                     zip(writer.pending_uids, writer.pending_types, starts),
+                                     max(writer.pending_times))
         writer.size += len(block)
-        writer.pending, writer.pending_times = [], []
+        writer.pending, writer.pending_times, writer.pending_keys = [], [], []
         writer.pending_uids, writer.pending_types = [], []
 
     def _rotate(self, writer: _TopicWriter) -> None:
@@ -197,8 +205,10 @@ class LocalLogSink:
         _write_indexes(writer)
         writer.file.close()
         fresh = self._create(writer.directory, writer.segment + 1)
-        writer.segment, writer.file, writer.sync, writer.size, writer.blocks, writer.objects = (
-            fresh.segment, fresh.file, fresh.sync, fresh.size, fresh.blocks, fresh.objects)
+        writer.segment, writer.file, writer.sync, writer.size = (
+            fresh.segment, fresh.file, fresh.sync, fresh.size)
+        writer.blocks, writer.block_keys, writer.objects = (
+            fresh.blocks, fresh.block_keys, fresh.objects)
 
 
 def _write_indexes(writer: _TopicWriter) -> None:
@@ -209,15 +219,17 @@ def _write_indexes(writer: _TopicWriter) -> None:
     stat = os.fstat(writer.file.fileno())
     timeindex.save(writer.file.name, timeindex.TimeIndex(
         stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.blocks)))
+    keyindex.save(writer.file.name, keyindex.KeyIndex(
+        stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.block_keys)))
     if writer.objects is not None:
         writer.objects.close(stat.st_size)
         objectindex.save(writer.file.name, objectindex.ObjectIndex(
             stat.st_size, stat.st_mtime_ns, writer.sync, tuple(writer.objects.done)))
 
 
-def _starts(bodies: list[bytes]) -> Iterator[int]:
-    """Where each of a block's records starts in its data."""
-    return itertools.accumulate(map(len, bodies[:-1]), initial=0)
+def _starts(bodies: list[bytes]) -> tuple[int, ...]:
+    """Where each of a block's records starts in its data (for the object and key indexes)."""
+    return tuple(itertools.accumulate(map(len, bodies[:-1]), initial=0))
 
 
 def _header_size() -> int:

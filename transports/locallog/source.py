@@ -8,15 +8,15 @@ import mmap
 import os
 import time
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
 from schemas import codec
 from schemas.envelope import Envelope
 from schemas.errors import DecodeError, Retained, TransportError, Unreadable
 from transports import locator
 from transports import versions
-from transports.locallog import layout, objectindex, timeindex
-from transports.source import Delivery, DeliveryRun, PartitionKey, TopicSummary
+from transports.locallog import keyindex, layout, objectindex, timeindex
+from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, TopicSummary, Wants
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
@@ -28,25 +28,30 @@ _PAST_WINDOW = object()
 
 @dataclass
 class ReadCounts:
-    """What the reads of a source touched: blocks decompressed and their bytes, blocks the
-    time index let a window skip, indexed segments none of whose blocks was read, indexes
-    (re)built from their segments, and the object index's stretches taken without reading
-    them (the state at a window's start)."""
+    """What the reads of a source touched: blocks decompressed and their bytes, blocks an
+    index let a read skip (a window's by time, ``-n``'s by key), records passed by
+    undecoded (``wants``), indexed segments none of whose blocks was read, and indexes
+    (re)built from their segments."""
 
     blocks_read: int = 0
     bytes_read: int = 0
     blocks_skipped: int = 0
+    records_passed: int = 0
     segments_skipped: int = 0
     indexes_built: int = 0
     indexes_missing: int = 0  # of those built: none was kept (said once per read)
     stretches_merged: int = 0  # of object indexes: taken from the index, not read
+    key_indexes_built: int = 0  # of key indexes (``-n``), counted apart: said apart
+    key_indexes_missing: int = 0
 
-    def say_built(self, missing_before: int, what: str = "time index") -> None:
-        """One line for the segments indexed because they had none (a first windowed read,
-        a directory this reader cannot write to); damaged ones are each said at once."""
-        if self.indexes_missing > missing_before:
-            log.warning("%s built for %d segment(s) that had none", what,
-                        self.indexes_missing - missing_before)
+    def say_built(self, missing_before: int, what: str = "time index",
+                  missing: str = "indexes_missing") -> None:
+        """One line for the segments indexed because they had none (a first windowed or
+        ``-n`` read, a directory this reader cannot write to); damaged ones are each said
+        at once."""
+        now = getattr(self, missing)
+        if now > missing_before:
+            log.warning("%s built for %d segment(s) that had none", what, now - missing_before)
 
 
 class LocalLogSource:
@@ -101,16 +106,23 @@ class LocalLogSource:
         until_us: int | None = None,
         follow: bool = False,
         runs: bool = False,
-    ) -> Iterator[Delivery | DeliveryRun]:
+        wants: Wants | None = None,
+    ) -> Iterator[Delivery | DeliveryRun | Passed]:
         cursors = {t: (after or {}).get((t, 0)) for t in topics}
-        missing_before = self.counts.indexes_missing
+        missing_before, keys_before = self.counts.indexes_missing, self.counts.key_indexes_missing
+        wants = wants if runs else None  # Passed is a loader's, as runs are
         while True:
             progressed = False
             for topic in topics:
-                for item in self._read_topic(topic, cursors[topic], since_us, until_us):
+                for item in self._read_topic(topic, cursors[topic], since_us, until_us,
+                                             wants=wants):
                     progressed = True
                     if isinstance(item, Delivery):
                         cursors[topic] = item.offset
+                        yield item
+                        continue
+                    if isinstance(item, Passed):
+                        cursors[topic] = item.through
                         yield item
                         continue
                     cursors[topic] = item.offsets[-1]
@@ -119,7 +131,9 @@ class LocalLogSource:
                     else:
                         yield from item.deliveries()
             self.counts.say_built(missing_before)
-            missing_before = self.counts.indexes_missing
+            self.counts.say_built(keys_before, "key index", "key_indexes_missing")
+            missing_before, keys_before = (self.counts.indexes_missing,
+                                           self.counts.key_indexes_missing)
             if not follow:
                 return
             if not progressed:
@@ -171,10 +185,11 @@ class LocalLogSource:
         """Nothing to release: files are opened per read."""
 
     def _read_topic(self, topic: str, after: int | None, since_us: int | None,
-                    until_us: int | None, *, summaries: bool = False
-                    ) -> Iterator[Delivery | DeliveryRun | timeindex.BlockTimes]:
+                    until_us: int | None, *, summaries: bool = False, wants: Wants | None = None
+                    ) -> Iterator[Delivery | DeliveryRun | Passed | timeindex.BlockTimes]:
         """The topic's records after ``after`` in the window; with ``summaries``, an indexed
-        block whose times are known comes as its index entry, not read."""
+        block whose times are known comes as its index entry, not read; with ``wants`` (and
+        no window), the records it refuses as Passed, by the key index."""
         topic_dir = os.path.join(self._directory, topic)
         if not os.path.isdir(topic_dir):
             return
@@ -192,13 +207,19 @@ class LocalLogSource:
             newest = index == segments[-1][0]
             windowed = (since_us is not None or until_us is not None or summaries
                         ) and index > after_segment
-            items = (_read_segment_window(topic, index, path, since_us, until_us, self.counts,
-                                          newest=newest, summaries=summaries) if windowed
-                     else _read_segment(topic, index, path, after, self.counts, newest=newest))
+            if windowed:
+                items = _read_segment_window(topic, index, path, since_us, until_us,
+                                             self.counts, newest=newest, summaries=summaries,
+                                             wants=wants)
+            elif wants is not None:
+                items = _read_segment_keyed(topic, index, path, after, wants, self.counts,
+                                            newest=newest)
+            else:
+                items = _read_segment(topic, index, path, after, self.counts, newest=newest)
             for item in items:
                 if item is _PAST_WINDOW:
                     return
-                if isinstance(item, timeindex.BlockTimes):
+                if isinstance(item, (timeindex.BlockTimes, Passed)):
                     yield item
                     continue
                 if isinstance(item, DeliveryRun):
@@ -337,54 +358,168 @@ def _damaged(topic: str, index: int, damage: layout.Damage) -> Delivery:
 
 def _read_segment_window(topic: str, index: int, path: str, since_us: int | None,
                          until_us: int | None, counts: ReadCounts, *, newest: bool,
-                         summaries: bool = False) -> Iterator[Delivery | DeliveryRun | object]:
+                         summaries: bool = False, wants: Wants | None = None
+                         ) -> Iterator[Delivery | DeliveryRun | object]:
     """A closed segment's blocks that the window may hold, found by its time index (built
     first when missing or unusable); a segment being written, or one that cannot be indexed
     (no file, no header), is read whole, as without a window. With ``summaries``, a block of
-    known times is given as its index entry instead of its records."""
+    known times is given as its index entry instead of its records; with ``wants``, a block
+    whose key index entry holds no record it may keep is skipped too (not counted as read,
+    as the blocks before the window are not)."""
+    with _opened(path, newest) as opened:
+        if opened is None:
+            yield from _read_segment(topic, index, path, None, counts, newest=newest)
+            return
+        data, header, stat = opened
+        found = _time_index(topic, path, data, header, stat, counts)
+        unwanted = _unwanted_blocks(topic, path, data, header, stat, counts, wants)
+        read_any = False
+        for entry in found.entries:
+            if isinstance(entry, layout.Damage):
+                yield _damaged(topic, index, entry)
+                continue
+            if entry.before(since_us):
+                counts.blocks_skipped += 1
+                continue
+            if entry.after(until_us):
+                yield _PAST_WINDOW
+                return
+            if summaries and entry.first_us is not None:
+                yield entry
+                continue
+            if (entry.position, entry.end) in unwanted:
+                counts.blocks_skipped += 1
+                if until_us is not None and entry.last_us is not None and (
+                        entry.last_us > until_us):
+                    yield _PAST_WINDOW  # the topic's first record past the end is in it
+                    return
+                continue
+            block = _indexed_block(topic, index, data, header, entry, counts)
+            if isinstance(block, Delivery):
+                yield block
+                continue
+            read_any = True
+            yield from _block_records(topic, index, block, header.fingerprint, 0)
+        counts.segments_skipped += not read_any
+
+
+def _unwanted_blocks(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
+                     stat: os.stat_result, counts: ReadCounts, wants: Wants | None
+                     ) -> set[tuple[int, int]]:
+    """The byte ranges of the blocks holding no record ``wants`` may keep (by the key
+    index); none without ``wants``."""
+    if wants is None:
+        return set()
+    found = _key_index(topic, path, data, header, stat, counts)
+    keeps = lambda namespace, name: wants(topic, namespace, name)  # noqa: E731
+    return {(e.position, e.end) for e in found.entries
+            if isinstance(e, keyindex.BlockKeys) and not e.wanted(keeps)}
+
+
+def _read_segment_keyed(topic: str, index: int, path: str, after: int | None, wants: Wants,
+                        counts: ReadCounts, *, newest: bool
+                        ) -> Iterator[Delivery | DeliveryRun | Passed]:
+    """A closed segment's records after ``after`` that ``wants`` may keep, found by its key
+    index (built first when missing or unusable): a block holding none is not read, and of
+    a block read only those records are decoded; the rest come as Passed. A segment being
+    written, or one that cannot be indexed, is read whole."""
+    with _opened(path, newest) as opened:
+        if opened is None:
+            yield from _read_segment(topic, index, path, after, counts, newest=newest)
+            return
+        data, header, stat = opened
+        found = _key_index(topic, path, data, header, stat, counts)
+        start, first = -1, 0
+        if after is not None and layout.split_position(after)[0] == index:
+            _, start, first = layout.split_position(after)
+            first += 1
+        keeps = lambda namespace, name: wants(topic, namespace, name)  # noqa: E731
+        for entry in found.entries:
+            if entry.position < start or (entry.position == start
+                                          and isinstance(entry, layout.Damage)):
+                continue  # read (or reported) by the read that stopped here
+            if isinstance(entry, layout.Damage):
+                yield _damaged(topic, index, entry)
+                continue
+            begin = first if entry.position == start else 0
+            wanted = entry.wanted(keeps, begin)
+            if not wanted:
+                counts.blocks_skipped += 1
+                yield from _passed(topic, index, entry.position, begin, len(entry.records),
+                                   counts)
+                continue
+            block = _indexed_block(topic, index, data, header, entry, counts)
+            if isinstance(block, Delivery):
+                yield block
+                continue
+            if entry.keys is None:  # a record's key is unknown: decoded as without an index
+                yield from _block_records(topic, index, block, header.fingerprint, begin)
+                continue
+            yield from _wanted_records(topic, index, block, header.fingerprint, entry,
+                                       wanted, begin, counts)
+
+
+def _wanted_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,
+                    entry: keyindex.BlockKeys, wanted: list[int], begin: int,
+                    counts: ReadCounts) -> Iterator[Delivery | DeliveryRun | Passed]:
+    """The ``wanted`` records of ``block`` (ascending, from ``begin``), each stretch of
+    consecutive ones decoded from its first byte; those between them passed."""
+    i = 0
+    while i < len(wanted):
+        j = i
+        while j + 1 < len(wanted) and wanted[j + 1] == wanted[j] + 1:
+            j += 1
+        yield from _passed(topic, index, block.position, begin, wanted[i], counts)
+        yield from _block_records(topic, index, block, fingerprint, wanted[i],
+                                  start=entry.starts[wanted[i]], stop=wanted[j] + 1)
+        begin, i = wanted[j] + 1, j + 1
+    yield from _passed(topic, index, block.position, begin, block.count, counts)
+
+
+def _passed(topic: str, index: int, block_pos: int, first: int, stop: int,
+            counts: ReadCounts) -> Iterator[Passed]:
+    """Records ``first`` to ``stop`` (exclusive) of a block, passed by undecoded."""
+    if stop > first:
+        counts.records_passed += stop - first
+        yield Passed(topic, 0, layout.make_position(index, block_pos, stop - 1), stop - first)
+
+
+@contextlib.contextmanager
+def _opened(path: str, newest: bool = False
+            ) -> Iterator[tuple[mmap.mmap, layout.SegmentHeader, os.stat_result] | None]:
+    """A segment's bytes (mapped), header and stat; None when it has none to give: no file,
+    empty, no header, or (``newest``) still being written, so that it is read whole."""
     try:
         fh = open(path, "rb")
     except OSError:
-        yield from _read_segment(topic, index, path, None, counts, newest=newest)
+        yield None
         return
     with fh:
         stat = os.fstat(fh.fileno())
         if stat.st_size == 0 or (newest and layout.is_being_written(fh)):
-            yield from _read_segment(topic, index, path, None, counts, newest=newest)
+            yield None
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             try:
                 header = layout.read_header(data)
             except DecodeError:
-                yield from _read_segment(topic, index, path, None, counts, newest=newest)
+                yield None
                 return
-            found = _time_index(topic, path, data, header, stat, counts)
-            read_any = False
-            for entry in found.entries:
-                if isinstance(entry, layout.Damage):
-                    yield _damaged(topic, index, entry)
-                    continue
-                if entry.before(since_us):
-                    counts.blocks_skipped += 1
-                    continue
-                if entry.after(until_us):
-                    yield _PAST_WINDOW
-                    return
-                if summaries and entry.first_us is not None:
-                    yield entry
-                    continue
-                block = next(layout.scan_blocks(data, header, entry.position))
-                if not isinstance(block, layout.Block) or block.end != entry.end:
-                    yield _unreadable(topic, index, entry.position,
-                                      layout.make_position(index, entry.end, 0),
-                                      entry.end - entry.position,
-                                      "the block the time index points at changed")
-                    continue
-                read_any = True
-                counts.blocks_read += 1
-                counts.bytes_read += block.end - block.position
-                yield from _block_records(topic, index, block, header.fingerprint, 0)
-            counts.segments_skipped += not read_any
+            yield data, header, stat
+
+
+def _indexed_block(topic: str, index: int, data: mmap.mmap, header: layout.SegmentHeader,
+                   entry: timeindex.BlockTimes | keyindex.BlockKeys,
+                   counts: ReadCounts) -> layout.Block | Delivery:
+    """The block an index entry points at, read; its range unreadable when it changed."""
+    block = next(layout.scan_blocks(data, header, entry.position))
+    if not isinstance(block, layout.Block) or block.end != entry.end:
+        return _unreadable(topic, index, entry.position,
+                           layout.make_position(index, entry.end, 0), entry.end - entry.position,
+                           "the block the index points at changed")
+    counts.blocks_read += 1
+    counts.bytes_read += block.end - block.position
+    return block
 
 
 def _time_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
@@ -396,21 +531,51 @@ def _time_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHe
 
 def _index(topic: str, path: str, name: str, loaded: tuple[Index | None, str],
            build: Callable[[], Index], save: Callable[[Index], None],
-           counts: ReadCounts) -> Index:
+           counts: ReadCounts, counted: tuple[str, str] = ("indexes_built", "indexes_missing")
+           ) -> Index:
     """A segment's index as ``loaded`` (found, why not), else built from the segment and
-    saved: one damaged or out of date is said at once, missing ones once per read."""
+    saved: one damaged or out of date is said at once, missing ones once per read (``counted``:
+    the counts of those built and of those missing)."""
     found, why = loaded
     if found is not None:
         return found
     if why == "missing":
-        counts.indexes_missing += 1
+        setattr(counts, counted[1], getattr(counts, counted[1]) + 1)
     else:
         log.warning("%s: %s of %s %s: rebuilt from the segment", topic, name,
                     os.path.basename(path), why)
     found = build()
-    counts.indexes_built += 1
+    setattr(counts, counted[0], getattr(counts, counted[0]) + 1)
     save(found)
     return found
+
+
+def _key_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
+               stat: os.stat_result, counts: ReadCounts) -> keyindex.KeyIndex:
+    return _index(topic, path, "key index", keyindex.load(path, header, stat), lambda: (
+        keyindex.build(data, header, stat, lambda block: _block_keys(block, header))),
+        lambda found: keyindex.save(path, found), counts,
+        ("key_indexes_built", "key_indexes_missing"))
+
+
+def _block_keys(block: layout.Block, header: layout.SegmentHeader) -> keyindex.BlockKeys | None:
+    """A block's key index entry from its records; None when one does not decode."""
+    keys: list[keyindex.Key] = []
+    starts: list[int] = []
+    pos = 0
+    while len(keys) < block.count:
+        starts.append(pos)
+        envelopes, end = codec.read_run(block.data, pos, 1, header.fingerprint)
+        if envelopes:
+            keys.append((envelopes[0].namespace, envelopes[0].name))
+        else:
+            try:
+                record, end = codec.read_at(block.data, pos, header.fingerprint)
+            except DecodeError:
+                return None
+            keys.append((record["namespace"], record["name"]))
+        pos = end
+    return keyindex.BlockKeys.of(block.position, block.end, keys, tuple(starts))
 
 
 def _block_times(block: layout.Block, header: layout.SegmentHeader
@@ -429,12 +594,15 @@ def _block_times(block: layout.Block, header: layout.SegmentHeader
 
 
 def _block_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,
-                   first: int) -> Iterator[Delivery | DeliveryRun]:
-    """The records of ``block`` from its ``first``: runs of envelopes, a Delivery for
-    each record fastavro reads, and where the block stops decoding."""
-    pos = i = 0
-    while i < block.count:
-        envelopes, end = codec.read_run(block.data, pos, block.count - i, fingerprint)
+                   first: int, *, start: int | None = None, stop: int | None = None
+                   ) -> Iterator[Delivery | DeliveryRun]:
+    """The records of ``block`` from its ``first`` (before ``stop``): runs of envelopes, a
+    Delivery for each record fastavro reads, and where the block stops decoding. Given the
+    byte ``start`` of record ``first`` (the key index's), those before it are not read."""
+    pos, i = (0, 0) if start is None else (start, first)
+    stop = block.count if stop is None else stop
+    while i < stop:
+        envelopes, end = codec.read_run(block.data, pos, stop - i, fingerprint)
         if envelopes:
             kept = range(max(i, first), i + len(envelopes))
             if kept:
@@ -461,12 +629,12 @@ def _versions_before(topic: str, index: int, path: str, before_us: int,
                      last: versions.LastVersions, counts: ReadCounts, *, newest: bool) -> bool:
     """Take segment ``index``'s part of the state at ``before_us`` into ``last``; whether
     the topic goes on past it (no record at or after ``before_us`` was met)."""
-    with _opened(path) as opened:
-        if opened is None or (newest and layout.is_being_written(opened[0])):
+    with _opened(path, newest) as opened:
+        if opened is None:
             return _take_before(last, _read_segment(topic, index, path, None, counts,
                                                     newest=newest), before_us)
-        fh, data, header = opened
-        found = _object_index(topic, path, data, header, os.fstat(fh.fileno()), counts)
+        data, header, stat = opened
+        found = _object_index(topic, path, data, header, stat, counts)
         for stretch in found.entries:
             if stretch.before(before_us):
                 counts.stretches_merged += 1
@@ -527,7 +695,7 @@ def _fetch(topic_dir: str, key: PartitionKey, located: list[versions.Located]
         with _opened(os.path.join(topic_dir, layout.segment_name(segment))) as opened:
             if opened is None:
                 continue
-            _, data, header = opened
+            data, header, _ = opened
             for (s, block_pos), wanted in by_block.items():
                 if s != segment:
                     continue
@@ -550,27 +718,6 @@ def _decoded(key: PartitionKey, block: layout.Block, fingerprint: bytes,
             continue
         run = DeliveryRun.of(Delivery(key[0], key[1], version.position, record))
         yield version.position, (run.envelopes[0], run.data_of(0))
-
-
-@contextlib.contextmanager
-def _opened(path: str) -> Iterator[tuple[BinaryIO, mmap.mmap, layout.SegmentHeader] | None]:
-    """A segment's file, its bytes mapped and its header; None when it has none of them."""
-    try:
-        fh = open(path, "rb")
-    except OSError:
-        yield None
-        return
-    with fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            yield None
-            return
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            try:
-                header = layout.read_header(data)
-            except DecodeError:
-                yield None
-                return
-            yield fh, data, header
 
 
 def _object_index(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
