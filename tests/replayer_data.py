@@ -30,6 +30,7 @@ from replayer.replay import import_captures, replay
 from schemas.topics import resource_of
 from transports.kafka.settings import KafkaSettings
 from transports.kafka.sink import KafkaSink
+from transports.locallog.sink import LocalLogSink
 from transports.locallog.source import LocalLogSource
 
 DATA = Path(__file__).parent / "data" / "replayer"
@@ -156,6 +157,16 @@ def cli_stdout(*args: str) -> str:
 def recorded_records(scenario: str = "scenarios") -> list[tuple[str, dict]]:
     source = LocalLogSource(recording(scenario))
     return [(d.topic, d.record) for d in source.read(source.topics("ktrace"))]
+
+
+def small_blocks_log(directory: Path) -> Path:
+    """The scenarios' recording written again by the local-log sink in small blocks and
+    segments (many of each; each closed segment with the indexes the sink writes)."""
+    sink = LocalLogSink(str(directory), max_segment_bytes=16 * 1024, block_records=8)
+    for topic, record in recorded_records():
+        sink.send(topic, record)
+    sink.close()
+    return directory
 
 
 def send_recorded(settings: KafkaSettings, prefix: str, scenario: str = "scenarios") -> None:

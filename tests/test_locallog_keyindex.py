@@ -17,9 +17,8 @@ from replayer import db
 from replayer.record_filter import RecordFilter, Scope
 from replayer.replay import replay
 from transports.locallog import keyindex, layout
-from transports.locallog.sink import LocalLogSink
 from transports.locallog.source import LocalLogSource
-from tests.replayer_data import FACT_TABLES, recorded_records, rows
+from tests.replayer_data import FACT_TABLES, rows, small_blocks_log
 
 NAMESPACE = "race"
 
@@ -28,12 +27,7 @@ NAMESPACE = "race"
 def small_blocks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' recording written again in small blocks and segments (many of each),
     by the sink, which writes each closed segment's key index."""
-    directory = tmp_path_factory.mktemp("keyindex") / "log"
-    sink = LocalLogSink(str(directory), max_segment_bytes=16 * 1024, block_records=8)
-    for topic, record in recorded_records():
-        sink.send(topic, record)
-    sink.close()
-    return directory
+    return small_blocks_log(tmp_path_factory.mktemp("keyindex") / "log")
 
 
 def _load(directory: Path, path: Path, source: LocalLogSource | None = None

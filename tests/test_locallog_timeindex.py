@@ -14,21 +14,15 @@ import pytest
 from replayer import db
 from replayer.replay import replay
 from transports.locallog import layout, timeindex
-from transports.locallog.sink import LocalLogSink
 from transports.locallog import source as locallog_source
 from transports.locallog.source import LocalLogSource
-from tests.replayer_data import FACT_TABLES, recorded_records, rows
+from tests.replayer_data import FACT_TABLES, rows, small_blocks_log
 
 
 @pytest.fixture(scope="module")
 def small_segments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' recording written again in small blocks and segments (many of each)."""
-    directory = tmp_path_factory.mktemp("timeindex") / "log"
-    sink = LocalLogSink(str(directory), max_segment_bytes=16 * 1024, block_records=8)
-    for topic, record in recorded_records():
-        sink.send(topic, record)
-    sink.close()
-    return directory
+    return small_blocks_log(tmp_path_factory.mktemp("timeindex") / "log")
 
 
 def _window(directory: Path) -> tuple[int, int]:

@@ -74,14 +74,9 @@ def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
           keys: Callable[[layout.Block], BlockKeys | None]) -> KeyIndex:
     """Index a segment's bytes: ``keys`` gives a block's entry (None: a record that does
     not decode)."""
-    entries: list[BlockKeys | layout.Damage] = []
-    for item in layout.scan_blocks(data, header):
-        if isinstance(item, layout.Damage):
-            entries.append(item)
-        else:
-            entries.append(keys(item) or BlockKeys(item.position, item.end, None,
-                                                   (0,) * item.count, ()))
-    return KeyIndex(stat.st_size, stat.st_mtime_ns, header.sync, tuple(entries))
+    return KeyIndex(stat.st_size, stat.st_mtime_ns, header.sync, layout.block_entries(
+        data, header, lambda block: keys(block) or BlockKeys(
+            block.position, block.end, None, (0,) * block.count, ())))
 
 
 def save(segment_path: str, index: KeyIndex) -> None:

@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator, Protocol, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Protocol, Sequence, TypeVar
 
 import zstandard
 
@@ -337,6 +337,17 @@ class Sidecar(Protocol):
     mtime_ns: int
     sync: bytes
     entries: Sequence[Any]  # each with ``position`` and ``end``, tiling the segment's data
+
+
+Entry = TypeVar("Entry")
+
+
+def block_entries(data: bytes, header: SegmentHeader, entry: Callable[[Block], Entry]
+                  ) -> tuple[Entry | Damage, ...]:
+    """A per-block index's entries for a segment's bytes: ``entry`` of each block, and
+    each damaged range as it is (the time and key indexes)."""
+    return tuple(item if isinstance(item, Damage) else entry(item)
+                 for item in scan_blocks(data, header))
 
 
 def load_sidecar(path: str, decode: Callable[[dict], Any], header: SegmentHeader,

@@ -57,13 +57,9 @@ def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
 def build(data: bytes, header: layout.SegmentHeader, stat: os.stat_result,
           times: Callable[[layout.Block], tuple[int | None, int | None]]) -> TimeIndex:
     """Index a segment's bytes: ``times`` gives a block's first and last receive time."""
-    entries: list[BlockTimes | layout.Damage] = []
-    for item in layout.scan_blocks(data, header):
-        if isinstance(item, layout.Damage):
-            entries.append(item)
-        else:
-            entries.append(BlockTimes(item.position, item.end, item.count, *times(item)))
-    return TimeIndex(stat.st_size, stat.st_mtime_ns, header.sync, tuple(entries))
+    return TimeIndex(stat.st_size, stat.st_mtime_ns, header.sync, layout.block_entries(
+        data, header, lambda block: BlockTimes(block.position, block.end, block.count,
+                                               *times(block))))
 
 
 def save(segment_path: str, index: TimeIndex) -> None:
