@@ -12,13 +12,13 @@ Loader served them all.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from bench.logtool import log_parser
 from replayer import db, projections
 from replayer.loader import Loader
 from replayer.record_filter import RecordFilter
@@ -81,10 +81,7 @@ def records_held(path: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.follow_steps",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("log")
-    parser.add_argument("--prefix", default="ktrace")
+    parser = log_parser("bench.follow_steps", __doc__)
     parser.add_argument("--history", type=int, default=0, help="records loaded first")
     parser.add_argument("--part", type=int, default=2000, help="records per catch-up")
     parser.add_argument("--catch-ups", type=int, default=5)

@@ -12,7 +12,6 @@ bench run.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import asdict
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.child import cpu_seconds
+from bench.logtool import log_parser
 from replayer import db
 from replayer.record_filter import RecordFilter
 from replayer.replay import replay
@@ -101,10 +101,7 @@ def lines(found: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.namespace",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("log")
-    parser.add_argument("--prefix", default="ktrace")
+    parser = log_parser("bench.namespace", __doc__)
     opts = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         found = load(None, opts.prefix, str(Path(folder) / "n.duckdb"), opts.log,

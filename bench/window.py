@@ -7,13 +7,13 @@ first time built where missing, and by a scan of every earlier record), and the 
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator
 
+from bench.logtool import log_parser
 from bench.phases import WINDOW
 from replayer import db
 from replayer.replay import replay
@@ -25,10 +25,7 @@ from transports.source import DeliveryRun
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.window",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("log")
-    parser.add_argument("--prefix", default="ktrace")
+    parser = log_parser("bench.window", __doc__)
     opts = parser.parse_args(argv)
     for attempt in ("first summary", "next summary"):
         source = LocalLogSource(opts.log)
