@@ -56,12 +56,7 @@ class BlockKeys:
         return [i for i in range(first, len(self.records)) if kept[self.records[i]]]
 
 
-@dataclass(frozen=True)
-class KeyIndex:
-    size: int
-    mtime_ns: int
-    sync: bytes
-    entries: tuple[BlockKeys | layout.Damage, ...]  # in the segment's order
+KeyIndex = layout.Sidecar[BlockKeys | layout.Damage]
 
 
 def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result

@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator, Protocol, Sequence, TypeVar
+from typing import Any, BinaryIO, Callable, Generic, Iterator, TypeVar
 
 import zstandard
 
@@ -330,16 +330,19 @@ def good_length(path: str) -> tuple[int, SegmentHeader | None, Damage | None]:
 # --- sidecars: the indexes kept beside a segment (timeindex, objectindex, keyindex) ---------
 
 
-class Sidecar(Protocol):
-    """What an index beside a segment holds to tell whether it still matches it."""
+Entry = TypeVar("Entry")
+
+
+@dataclass(frozen=True)
+class Sidecar(Generic[Entry]):
+    """An index beside a segment (by time, object or key): its entries, each with
+    ``position`` and ``end``, tiling the segment's data in order, and what tells whether it
+    still matches the segment."""
 
     size: int
     mtime_ns: int
     sync: bytes
-    entries: Sequence[Any]  # each with ``position`` and ``end``, tiling the segment's data
-
-
-Entry = TypeVar("Entry")
+    entries: tuple[Entry, ...]
 
 
 def block_entries(data: bytes, header: SegmentHeader, entry: Callable[[Block], Entry]

@@ -49,12 +49,7 @@ class Stretch:
         return self.last_us is not None and self.last_us < since_us
 
 
-@dataclass(frozen=True)
-class ObjectIndex:
-    size: int
-    mtime_ns: int
-    sync: bytes
-    entries: tuple[Stretch, ...]  # tiling the segment's data, in its order
+ObjectIndex = layout.Sidecar[Stretch]
 
 
 @dataclass

@@ -40,12 +40,7 @@ class BlockTimes:
         return until_us is not None and self.first_us is not None and self.first_us > until_us
 
 
-@dataclass(frozen=True)
-class TimeIndex:
-    size: int
-    mtime_ns: int
-    sync: bytes
-    entries: tuple[BlockTimes | layout.Damage, ...]  # in the segment's order
+TimeIndex = layout.Sidecar[BlockTimes | layout.Damage]
 
 
 def load(segment_path: str, header: layout.SegmentHeader, stat: os.stat_result
