@@ -113,7 +113,10 @@ def test_components_agree_with_the_recorders_attribution(imported, recorded):
     # are the status subresource's writer's in both (the recording's own attribution once
     # credited hold/held's to its creator, on a 1 s managedFields tie)
     assert differ == {"gap/missed deleted"}
-    assert len(attributed) == 139  # with the NodeNotReady warnings on victim and orphan
+    # with the NodeNotReady warnings on victim and orphan, and orphan's taint-eviction
+    # cancellation (taint-eviction-controller in both)
+    assert len(attributed) == 140
+    assert attributed["gone/orphan taint_eviction_cancelled"] == "taint-eviction-controller"
 
 
 # --- redaction: imports store what the recorder would ----------------------------------------

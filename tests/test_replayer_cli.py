@@ -57,7 +57,11 @@ def test_timeline_of_a_deployment(dbfile: str):
 
 def test_stuck_at_a_time_and_at_the_end(dbfile: str):
     out = run("stuck", "--db", dbfile, "-o", "json")
-    assert len(json.loads(out.output)) == 8
+    found = json.loads(out.output)
+    assert len(found) == 9
+    # the lost node itself, NotReady since its kubelet (kwok) was stopped: a Node's own finding
+    assert [(r["name"], r["problem"], r["top_cause"]) for r in found if r["kind"] == "Node"] == [
+        ("kwok-node-2", "node_not_ready", "node_not_ready")]
     out = run("stuck", "--at", "2026-11-30T07:12:50Z", "-n", "gone", "--db", dbfile, "-o", "json")
     assert [(r["name"], r["top_cause"]) for r in json.loads(out.output)] == [("orphan", "node_deleted")]
 

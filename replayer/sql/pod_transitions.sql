@@ -7,7 +7,8 @@
 -- A record without a receive time (an import: its time is the newest timestamp inside the
 -- object) makes a derived step, and its `created` is the creationTimestamp itself.
 -- Order: by time, then by the causal rules of design §4 (an endpoint turns not-ready or
--- leaves after the deletion was requested; DELETED follows everything else), then by
+-- leaves after the deletion was requested; DELETED follows everything else but the
+-- taint-eviction controller's cancellation it causes), then by
 -- resourceVersion (one etcd's commit order; it breaks the ties of 1 s derived times).
 WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
@@ -30,7 +31,9 @@ bounds AS (
     -- (the taint-eviction controller's "Marking for deletion" Event opens its deletion)
     SELECT uid, min(time) FILTER (WHERE step IN ('deletion_requested', 'taint_eviction'))
                AS requested_at,
-           max(time) FILTER (WHERE step <> 'deleted') AS last_before_delete_at
+           max(time) FILTER (WHERE step NOT IN ('deleted', 'taint_eviction_cancelled'))
+               AS last_before_delete_at,
+           min(time) FILTER (WHERE step = 'deleted') AS deleted_at
     FROM timed GROUP BY uid),
 ordered AS (
     SELECT t.*, CASE
@@ -38,6 +41,12 @@ ordered AS (
                  AND b.requested_at IS NOT NULL AND t.time >= b.requested_at - INTERVAL 1 SECOND
                 THEN greatest(t.time, b.requested_at)
             WHEN t.step = 'deleted' THEN greatest(t.time, b.last_before_delete_at)
+            -- the taint-eviction controller calls off its eviction when the pod goes: within
+            -- the second of the removal (an import's whole seconds), after it
+            WHEN t.step = 'taint_eviction_cancelled' AND b.deleted_at IS NOT NULL
+                 AND t.time >= b.deleted_at - INTERVAL 1 SECOND
+                THEN greatest(t.time, b.deleted_at, b.last_before_delete_at)
+                     + INTERVAL 1 MICROSECOND
             ELSE t.time END AS order_at
     FROM timed t JOIN bounds b USING (uid))
 SELECT o.uid, coalesce(i.namespace, e.namespace) AS namespace, coalesce(i.pod, m.pod, e.pod) AS pod,
