@@ -24,6 +24,7 @@ from replayer.loader import Loader
 from replayer.record_filter import RecordFilter
 from replayer.replay import read
 from transports.locallog.source import LocalLogSource
+from transports.window import Window
 
 
 def refresh_by_model(con) -> tuple[Counter, Counter]:
@@ -51,8 +52,8 @@ def catch_up(path: str, until_us: int, loader: Loader | None, source: LocalLogSo
     steps["loader"] = time.process_time() - began
     began = time.process_time()
     loader.project = lambda: None  # timed apart, below
-    loader.load(read(source, prefix, RecordFilter(), after=loader.positions, since_us=None,
-                     until_us=until_us))
+    loader.load(read(source, prefix, RecordFilter(), after=loader.positions,
+                     window=Window(until_us=until_us)))
     steps["load"] = time.process_time() - began
     began = time.process_time()
     con.begin()

@@ -21,16 +21,25 @@ from replayer.analyses.races import races
 from replayer.analyses.stuck import stuck
 from replayer.analyses.timeline import timeline
 from replayer.replay import replay as replay_source
-from transports.source import Source
+from transports.source import Source, TopicSummary
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.kafka.settings import KafkaSettings
+from transports.window import Window
 
 Result = dict[str, Any]
 QUERY_RUNS = 3
 #: The window ``window`` loads, as shares of the recording's receive-time span: the middle
 #: tenth, so a start and an end inside the data (the seek and the stop) are both measured.
 WINDOW = (0.45, 0.55)
+
+
+def middle_window(summaries: list[TopicSummary]) -> Window:
+    """``WINDOW`` of the receive-time span the topics' ``summaries`` cover."""
+    first = min(s.first_received_us for s in summaries if s.first_received_us is not None)
+    last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
+    since_us, until_us = (first + int((last - first) * share) for share in WINDOW)
+    return Window(since_us, until_us)
 
 
 def recorder(workload: str, bootstrap: str | None, prefix: str, state_dir: str,
@@ -85,22 +94,20 @@ def window(bootstrap: str | None, prefix: str, database: str, log: str | None = 
     start = time.perf_counter()
     summaries = source.summarize(source.topics(prefix))
     index_s = time.perf_counter() - start
-    first = min(s.first_received_us for s in summaries if s.first_received_us is not None)
-    last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
-    since_us, until_us = (first + int((last - first) * share) for share in WINDOW)
+    window = middle_window(summaries)
     con = db.open_db(database, rebuild=True)
     start = time.perf_counter()
     summary = replay_source(source, con, source_name=source.locator, prefix=prefix,
-                            since_us=since_us, until_us=until_us)
+                            window=window)
     state_records = con.execute("SELECT count(*) FROM raw_events WHERE received_at < "
-                                "make_timestamp(?)", [since_us]).fetchone()[0]
+                                "make_timestamp(?)", [window.since_us]).fetchone()[0]
     con.close()
     seconds = time.perf_counter() - start
     counts = getattr(source, "counts", None)  # the local log's blocks read and skipped
     source.close()
     return {"events": summary.stats.deliveries, "seconds": seconds, "loaded": summary.records,
             "state_records": state_records,  # of ``loaded``: the state at the window's start
-            "index_s": index_s, "window_us": [since_us, until_us],
+            "index_s": index_s, "window_us": [window.since_us, window.until_us],
             "read": asdict(counts) if counts is not None else None}
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from bench.logtool import log_parser
-from bench.phases import WINDOW
+from bench.phases import middle_window
 from replayer import db
 from replayer.replay import replay
 from replayer.record_filter import RecordFilter
@@ -22,6 +22,7 @@ from replayer.window_start import state_at
 from transports import versions
 from transports.locallog.source import LocalLogSource
 from transports.source import DeliveryRun
+from transports.window import Window
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,26 +33,23 @@ def main(argv: list[str] | None = None) -> int:
         began = time.perf_counter()
         summaries = source.summarize(source.topics(opts.prefix))
         print(f"{attempt}: {time.perf_counter() - began:.3f} s, {asdict(source.counts)}")
-    first = min(s.first_received_us for s in summaries if s.first_received_us is not None)
-    last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
-    windows = {"whole": (None, None),
-               "window": tuple(first + int((last - first) * share) for share in WINDOW)}
+    windows = {"whole": Window(), "window": middle_window(summaries)}
     counted: dict[str, int] = {}
-    for name, (since_us, until_us) in windows.items():
+    for name, window in windows.items():
         source = LocalLogSource(opts.log)
         began = time.perf_counter()
         records = sum(len(getattr(item, "offsets", (item,))) for item in source.read(
-            source.topics(opts.prefix), since_us=since_us, until_us=until_us, runs=True))
+            source.topics(opts.prefix), window=window, runs=True))
         counted[name] = records
         print(f"{name}, the source alone: {records:,} records in "
               f"{time.perf_counter() - began:.2f} s, {asdict(source.counts)}")
-        if since_us is not None:
-            _state_at_start(opts.log, opts.prefix, since_us, records, counted["whole"])
+        if window.since_us is not None:
+            _state_at_start(opts.log, opts.prefix, window.since_us, records, counted["whole"])
         with tempfile.TemporaryDirectory() as folder:
             con = db.open_db(str(Path(folder) / "w.duckdb"))
             began = time.perf_counter()
             summary = replay(LocalLogSource(opts.log), con, source_name=opts.log,
-                             prefix=opts.prefix, since_us=since_us, until_us=until_us)
+                             prefix=opts.prefix, window=window)
             con.close()
             print(f"{name}, the load: {summary.records:,} records in "
                   f"{time.perf_counter() - began:.2f} s")
@@ -66,8 +64,8 @@ def _state_at_start(log: str, prefix: str, since_us: int, window_records: int,
         return state_at(source, prefix, RecordFilter(), since_us)
 
     def by_scan(source: LocalLogSource) -> Iterator[DeliveryRun]:
-        return versions.scan(source.read(source.topics(prefix), until_us=since_us - 1,
-                                         runs=True))
+        return versions.scan(source.read(source.topics(prefix),
+                                         window=Window.ending_before(since_us), runs=True))
 
     for way, state in (("from the object index", from_index), ("from it again", from_index),
                        ("by a scan of every earlier record", by_scan)):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -14,6 +15,7 @@ from typing import Any, Callable, Iterator
 import click
 
 from schemas.errors import KtraceError
+from transports.window import Window
 
 #: an open DuckDB connection (the CLI never imports DuckDB itself: the replayer does)
 Connection = Any
@@ -190,10 +192,13 @@ def _stamp(us: int) -> str:
     return datetime.fromtimestamp(us / 1e6, timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def incident_db_path(since_us: int, until_us: int, folder: str = "") -> str:
-    """A new file named after the window (``incident-20261130T071100Z-20261130T071300Z``),
-    with ``-2``, ``-3``… when that name is taken: an existing file is never overwritten."""
-    base = os.path.join(folder, f"incident-{_stamp(since_us)}-{_stamp(until_us)}")
+def incident_db_path(window: Window, folder: str = "") -> str:
+    """A new file named after ``window`` (``incident-20261130T071100Z-20261130T071300Z``;
+    without an end, now), with ``-2``, ``-3``… when that name is taken: an existing file
+    is never overwritten."""
+    assert window.since_us is not None, "an incident's window has a start (--since)"
+    until_us = time.time_ns() // 1000 if window.until_us is None else window.until_us
+    base = os.path.join(folder, f"incident-{_stamp(window.since_us)}-{_stamp(until_us)}")
     path, n = f"{base}.duckdb", 1
     while os.path.exists(path):
         n += 1

@@ -15,9 +15,10 @@ from ktrace.databases import echo_where, loading_database, open_for_analysis
 from ktrace.output import Output
 from ktrace.printing import print_sections, write_report_files
 from ktrace.sources import require_topics
-from ktrace.when import to_timestamp, utc
+from ktrace.when import between, to_timestamp
 from schemas.errors import KtraceError
 from schemas.formats import rfc3339
+from transports.window import Window
 
 if TYPE_CHECKING:
     from replayer.loader import LoadStats
@@ -74,16 +75,14 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
-def check_window(summary: Summary, since_us: int | None, until_us: int | None) -> None:
+def check_window(summary: Summary, window: Window) -> None:
     """A window that matched no record is an error, not an empty answer (the objects'
     versions before its start, loaded as the state there, are no record of it)."""
-    none_inside = summary.records == 0 or (since_us is not None
-                                           and summary.last < to_timestamp(since_us))
-    if none_inside and (since_us is not None or until_us is not None):
-        start = "the start" if since_us is None else utc(since_us)
-        end = "the end" if until_us is None else utc(until_us)
-        raise KtraceError(f"no records between {start} and {end}: the window lies outside "
-                          "the recording (`ktrace topics` shows when each topic was recorded)")
+    none_inside = summary.records == 0 or (window.since_us is not None
+                                           and summary.last < to_timestamp(window.since_us))
+    if none_inside and window.bounded:
+        raise KtraceError(f"no records {between(window)}: the window lies outside the "
+                          "recording (`ktrace topics` shows when each topic was recorded)")
 
 
 def check_strict(summary: Summary, strict: bool) -> None:
@@ -95,8 +94,8 @@ def check_strict(summary: Summary, strict: bool) -> None:
 
 
 def load_and_find(src: Source, path: str, *, label: str, source_name: str, prefix: str,
-                  rebuild: bool, keep: RecordFilter, since_us: int | None = None,
-                  until_us: int | None = None, out: Output, html_path: str | None) -> None:
+                  rebuild: bool, keep: RecordFilter, window: Window = Window(), out: Output,
+                  html_path: str | None) -> None:
     """``demo`` and ``incident``: load ``src`` (within the window) into the database at
     ``path`` — removed again when the load fails — print every finding, say where the
     database is, and draw the HTML report when asked."""
@@ -107,8 +106,8 @@ def load_and_find(src: Source, path: str, *, label: str, source_name: str, prefi
         require_topics(src, prefix, source_name)
         with progress_bar(label) as update:
             summary = replay(src, con, source_name=source_name, prefix=prefix, keep=keep,
-                             since_us=since_us, until_us=until_us, on_batch=update)
-        check_window(summary, since_us, until_us)
+                             window=window, on_batch=update)
+        check_window(summary, window)
         sections = findings(con, **scope)
     print_sections(sections, out)
     echo_where(path, label)

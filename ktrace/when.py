@@ -17,6 +17,7 @@ import click
 
 from schemas.errors import KtraceError
 from schemas.formats import rfc3339
+from transports.window import Window
 
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -80,15 +81,22 @@ def utc(us: int) -> str:
     return rfc3339(to_timestamp(us))
 
 
-def window(since: str | None, until: str | None,
-           end_us: Callable[[], int | None]) -> tuple[int | None, int | None]:
-    """--since/--until as µs (``end_us``: the data's end, for ``end-30m``); a window that
-    ends before it starts is a usage error."""
+def parse_window(since: str | None, until: str | None,
+                 end_us: Callable[[], int | None]) -> Window:
+    """--since/--until as a Window (``end_us``: the data's end, for ``end-30m``); a window
+    that ends before it starts is a usage error."""
     since_us = parse_when(since, end_us=end_us) if since else None
     until_us = parse_when(until, end_us=end_us) if until else None
     if since_us is not None and until_us is not None and since_us > until_us:
         raise click.UsageError(f"--since {utc(since_us)} is after --until {utc(until_us)}")
-    return since_us, until_us
+    return Window(since_us, until_us)
+
+
+def between(window: Window) -> str:
+    """``window`` in an error line: "between <start> and <end>", an open end named so."""
+    start = "the start" if window.since_us is None else utc(window.since_us)
+    end = "the end" if window.until_us is None else utc(window.until_us)
+    return f"between {start} and {end}"
 
 
 def database_end(con: Any) -> Callable[[], int | None]:

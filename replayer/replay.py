@@ -16,6 +16,7 @@ from replayer.loader import Loader, LoadStats
 from replayer.record_filter import RecordFilter
 from replayer.window_start import state_at
 from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, Source, Wants
+from transports.window import Window
 from schemas.redaction import Redactor
 
 #: How long a follower that found nothing to load waits before it looks again.
@@ -45,47 +46,49 @@ class Summary:
 
 
 def replay(source: Source, con: duckdb.DuckDBPyConnection, *, source_name: str, prefix: str,
-           keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None, store_objects: bool = False,
+           keep: RecordFilter = RecordFilter(), window: Window = Window(),
+           store_objects: bool = False,
            on_batch: Callable[[LoadStats], None] | None = None) -> Summary:
     """Load every topic of ``prefix`` from ``source``, resuming after what ``con`` holds."""
     loader = Loader(con, source_name, locator=source.locator, keep=keep,
                     store_objects=store_objects)
-    loader.load(_window(source, prefix, loader, since_us, until_us), on_batch=on_batch)
+    loader.load(_to_load(source, prefix, loader, window), on_batch=on_batch)
     loader.finish()
     return summarize(con, loader.stats)
 
 
-def _window(source: Source, prefix: str, loader: Loader, since_us: int | None,
-            until_us: int | None) -> Iterator[Delivery | DeliveryRun | Passed]:
+def _to_load(source: Source, prefix: str, loader: Loader, window: Window
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
     """The records ``loader`` takes: after what it holds, within the window; a window's
     first load takes each object's state at the window's start first (window_start.py),
     and a load after one that stopped inside the state takes the rest of it first."""
     after = dict(loader.positions)  # as it was: the state at the start moves the positions
-    if since_us is not None and not after:
+    if window.since_us is not None and not after:
         loader.con.execute("INSERT INTO window_starts VALUES (?, make_timestamp(?))",
-                           [loader.source_id, since_us])
-    state = since_us is not None and (not after or _state_unfinished(loader, since_us))
-    return _records(source, prefix, loader.keep, after, since_us, until_us, state=state,
+                           [loader.source_id, window.since_us])
+    state = window.since_us is not None and (not after or _state_unfinished(loader, window))
+    return _records(source, prefix, loader.keep, after, window, state=state,
                     wants=loader.scope.wants(prefix))
 
 
 def _records(source: Source, prefix: str, keep: RecordFilter, after: dict[PartitionKey, int],
-             since_us: int | None, until_us: int | None, *, state: bool,
-             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
-    """With ``state``, the versions of the state at ``since_us`` after ``after`` first;
-    ``wants``: what the source may pass by (``read``)."""
-    if state and since_us is not None:
-        for run in state_at(source, prefix, keep, since_us):
+             window: Window, *, state: bool, wants: Wants | None = None
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
+    """With ``state``, the versions of the state at the window's start after ``after``
+    first; ``wants``: what the source may pass by (``read``)."""
+    if state and window.since_us is not None:
+        for run in state_at(source, prefix, keep, window.since_us):
             yield from _after(run, after.get((run.topic, run.partition)))
-    yield from read(source, prefix, keep, after=after, since_us=since_us, until_us=until_us,
-                    wants=wants)
+    yield from read(source, prefix, keep, after=after, window=window, wants=wants)
 
 
-def _state_unfinished(loader: Loader, since_us: int) -> bool:
-    """Whether this source's window load began with the state at ``since_us`` and stopped
-    before any record of the window itself was committed: the state is loaded first and
-    in order, so until one is, the state may lack its later versions."""
+def _state_unfinished(loader: Loader, window: Window) -> bool:
+    """Whether this source's load of ``window`` began with the state at its start and
+    stopped before any record of the window itself was committed: the state is loaded
+    first and in order, so until one is, the state may lack its later versions."""
+    since_us = window.since_us
+    if since_us is None:
+        return False  # no start, no state at it
     return loader.con.execute(
         "SELECT EXISTS (SELECT 1 FROM window_starts WHERE source_id = ? "
         "    AND since = make_timestamp(?)) "
@@ -105,8 +108,8 @@ def _after(run: DeliveryRun, position: int | None) -> Iterator[DeliveryRun]:
 
 
 def follow(source: Source, path: str, *, source_name: str, prefix: str,
-           keep: RecordFilter = RecordFilter(), since_us: int | None = None,
-           until_us: int | None = None, store_objects: bool = False, stop: threading.Event,
+           keep: RecordFilter = RecordFilter(), window: Window = Window(),
+           store_objects: bool = False, stop: threading.Event,
            on_batch: Callable[[LoadStats], None] | None = None,
            on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
     """Keep the database at ``path`` current until ``stop`` is set: each catch-up loads
@@ -125,7 +128,7 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
 
     while True:
         reading = None if loader is None else _records(
-            source, prefix, keep, dict(loader.positions), since_us, until_us, state=state_due,
+            source, prefix, keep, dict(loader.positions), window, state=state_due,
             wants=loader.scope.wants(prefix))
         pending = None if reading is None else _first_and_rest(reading)
         if loader is None or pending is not None:
@@ -139,13 +142,12 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
                                         store_objects=store_objects)
                         if reading is not None:
                             reading.close()
-                        reading = pending = _window(source, prefix, loader, since_us,
-                                                    until_us)  # from the database's
+                        reading = pending = _to_load(source, prefix, loader,
+                                                     window)  # from the database's
                     loader.load(_for_at_most(pending, CATCH_UP_MAX_S), on_batch=on_batch)
                     loader.finish()
                     cut = next(pending, None) is not None  # its rest left to the next
-                    state_due = cut and since_us is not None and _state_unfinished(loader,
-                                                                                   since_us)
+                    state_due = cut and _state_unfinished(loader, window)
                 finally:
                     if reading is not None:  # its rest left to the next catch-up
                         reading.close()
@@ -174,17 +176,15 @@ def _for_at_most(deliveries: Iterator[Delivery | DeliveryRun],
 
 
 def read(source: Source, prefix: str, keep: RecordFilter, *,
-         after: Mapping[PartitionKey, int], since_us: int | None,
-         until_us: int | None, wants: Wants | None = None
-         ) -> Iterator[Delivery | DeliveryRun | Passed]:
+         after: Mapping[PartitionKey, int], window: Window = Window(),
+         wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
     """The records of ``prefix``'s topics that ``keep`` may keep, as runs, each group of
     ``keep.read_order`` read after the one before (the objects that name a namespace's
     dependencies before the dependencies); with ``wants`` (a load's ``Scope.wants``) the
     source passes by those it refuses undecoded."""
     # a generator, not a chain: closing it closes the source's read under way
     for group in keep.read_order(source.topics(prefix), prefix):
-        yield from source.read(group, after=after, since_us=since_us, until_us=until_us,
-                               runs=True, wants=wants)
+        yield from source.read(group, after=after, window=window, runs=True, wants=wants)
 
 
 def _first_and_rest(deliveries: Iterator[Delivery]) -> Iterator[Delivery] | None:

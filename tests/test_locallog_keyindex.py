@@ -18,6 +18,7 @@ from replayer.record_filter import RecordFilter, Scope
 from replayer.replay import replay
 from transports.locallog import keyindex, layout
 from transports.locallog.source import LocalLogSource
+from transports.window import Window
 from tests.replayer_data import FACT_TABLES, rows, small_blocks_log
 
 NAMESPACE = "race"
@@ -88,7 +89,7 @@ def test_a_namespace_window_skips_the_blocks_without_it_and_equals_the_window_re
         source = LocalLogSource(str(small_blocks))
         con = db.open_db(str(path))
         replay(source, con, source_name="w", prefix="ktrace", keep=RecordFilter(NAMESPACE),
-               since_us=since_us, until_us=until_us)
+               window=Window(since_us, until_us))
         return con, source
 
     keyed, read = window(tmp_path / "keyed.duckdb")

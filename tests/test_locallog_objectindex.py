@@ -15,6 +15,7 @@ from transports import versions
 from transports.locallog import layout, objectindex
 from transports.locallog.sink import LocalLogSink
 from transports.locallog.source import LocalLogSource
+from transports.window import Window
 from tests.replayer_data import recorded_records
 
 #: (segment bytes, records per block): many small segments with a stretch or two each, and
@@ -59,8 +60,8 @@ def _from_index(directory: Path, before_us: int) -> tuple[list[tuple], LocalLogS
 
 def _scanned(directory: Path, before_us: int) -> tuple[list[tuple], LocalLogSource]:
     source = LocalLogSource(str(directory))
-    return _state(versions.scan(source.read(source.topics("ktrace"), until_us=before_us - 1,
-                                            runs=True))), source
+    return _state(versions.scan(source.read(source.topics("ktrace"),
+                                            window=Window.ending_before(before_us), runs=True))), source
 
 
 def test_the_state_from_the_index_equals_a_scan_of_every_earlier_record(recorded):

@@ -16,6 +16,7 @@ from replayer.replay import replay
 from transports.locallog import layout, timeindex
 from transports.locallog import source as locallog_source
 from transports.locallog.source import LocalLogSource
+from transports.window import Window
 from tests.replayer_data import FACT_TABLES, rows, small_blocks_log
 
 
@@ -34,7 +35,7 @@ def _window(directory: Path) -> tuple[int, int]:
 def _read(directory: Path, since_us: int | None = None, until_us: int | None = None,
           source: LocalLogSource | None = None) -> list:
     source = source or LocalLogSource(str(directory))
-    return list(source.read(source.topics("ktrace"), since_us=since_us, until_us=until_us))
+    return list(source.read(source.topics("ktrace"), window=Window(since_us, until_us)))
 
 
 def _filtered(deliveries: list, since_us: int, until_us: int) -> list:
@@ -76,7 +77,7 @@ def test_a_windowed_replay_equals_the_same_window_read_without_the_index(
     indexed = _replay_window(small_segments, tmp_path / "indexed.duckdb", since_us, until_us)
     # the reference: every segment read whole, each record filtered (the read before indexes)
     monkeypatch.setattr(locallog_source, "_read_segment_window",
-                        lambda topic, index, path, _since, _until, counts, newest, **_:
+                        lambda topic, index, path, _window, counts, newest, **_:
                         locallog_source._read_segment(topic, index, path, None, counts,
                                                       newest=newest))
     plain = _replay_window(small_segments, tmp_path / "plain.duckdb", since_us, until_us)
@@ -89,7 +90,7 @@ def test_a_windowed_replay_equals_the_same_window_read_without_the_index(
 def _replay_window(directory: Path, path: Path, since_us: int, until_us: int):
     con = db.open_db(str(path))
     replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
-           since_us=since_us, until_us=until_us)
+           window=Window(since_us, until_us))
     return con
 
 

@@ -14,6 +14,7 @@ from replayer.record_filter import RecordFilter
 from replayer.replay import read
 from tests.replayer_data import recording, rows
 from transports.locallog.source import LocalLogSource
+from transports.window import Window
 
 #: Records the catch-up brings: the newest of the recording, by receive time.
 CATCH_UP = 40
@@ -34,13 +35,12 @@ def test_a_catch_up_rewrites_only_the_rows_of_the_objects_it_touched(tmp_path: P
     received = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
                       if d.record is not None)
     loader = Loader(con, "log", locator=source.locator)
-    loader.load(read(source, "ktrace", RecordFilter(), after={}, since_us=None,
-                     until_us=received[-CATCH_UP - 1]))
+    loader.load(read(source, "ktrace", RecordFilter(), after={},
+                     window=Window(until_us=received[-CATCH_UP - 1])))
     before = {m.name: rows_by_rowid(con, m) for m in KEYED}
 
     loader.project = lambda: None  # the catch-up's refresh, watched below
-    loader.load(read(source, "ktrace", RecordFilter(), after=loader.positions, since_us=None,
-                     until_us=None))
+    loader.load(read(source, "ktrace", RecordFilter(), after=loader.positions))
     con.begin()
     projections.mark_touched(con)
     scope = {uid for (uid,) in rows(con, "SELECT uid FROM projection_scope")}

@@ -17,6 +17,7 @@ from replayer.replay import replay
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.kafka.settings import KafkaSettings
+from transports.window import Window
 from tests import samples
 from tests.follower import rest_of, start_follower, wait_for_line
 from tests.replayer_data import recorded_records, recording, rows, send_recorded
@@ -114,9 +115,9 @@ def test_a_kafka_window_seeks_to_its_start_and_stops_each_partition_at_its_end(
     since_us, until_us = bursts[1][0]["receivedAt"], bursts[1][-1]["receivedAt"]
     source = KafkaSource(settings)
     try:
-        from_start = list(source.read([topic], since_us=since_us))
+        from_start = list(source.read([topic], window=Window(since_us)))
         before = source.outside_window  # the seek's: dropped before the window's start
-        window = list(source.read([topic], since_us=since_us, until_us=until_us))
+        window = list(source.read([topic], window=Window(since_us, until_us)))
         after = source.outside_window - before
     finally:
         source.close()

@@ -23,6 +23,7 @@ from transports.kafka import framing
 from transports.locallog import layout
 from schemas.errors import TransportError, Unreadable
 from transports.kafka.settings import KafkaSettings
+from transports.window import Window
 from tests import samples
 
 
@@ -127,7 +128,7 @@ def test_since_and_until_select_a_receive_time_window(transport):
     _write(transport, samples.interleaved(2_000, keys=5))
     since = samples.BASE_TIME_US + 500 * 1000
     until = samples.BASE_TIME_US + 1_499 * 1000
-    seqs = sorted(d.record["seq"] for d in _read(transport, since_us=since, until_us=until))
+    seqs = sorted(d.record["seq"] for d in _read(transport, window=Window(since, until)))
     assert seqs == list(range(500, 1_500))
 
 

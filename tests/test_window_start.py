@@ -26,6 +26,7 @@ from transports.kafka.settings import KafkaSettings
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.source import DeliveryRun
+from transports.window import Window
 from tests.replayer_data import recorded_records, recording, rows, send_recorded
 
 #: The window, as shares of each recording's records: a stretch in its second half, so
@@ -37,7 +38,7 @@ def _load(directory: Path, path: Path, since_us: int | None, until_us: int
           ) -> duckdb.DuckDBPyConnection:
     con = db.open_db(str(path))
     replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
-           since_us=since_us, until_us=until_us)
+           window=Window(since_us, until_us))
     return con
 
 
@@ -166,11 +167,11 @@ def test_a_first_window_load_stopped_inside_the_state_takes_the_rest_when_run_ag
         small_batches.setattr(replay_module, "Loader", functools.partial(Loader, batch_size=10))
         with pytest.raises(KeyboardInterrupt):
             replay(_KilledInsideTheState(str(directory), versions // 2), con, source_name="w",
-                   prefix="ktrace", since_us=since_us, until_us=until_us)
+                   prefix="ktrace", window=Window(since_us, until_us))
     loaded = rows(con, "SELECT count(*) FROM raw_events")[0][0]
     assert 0 < loaded < versions  # the premise: stopped inside the state, some of it committed
     replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
-           since_us=since_us, until_us=until_us)
+           window=Window(since_us, until_us))
     assert rows(con, CONTENT) == rows(clean, CONTENT)
     assert state(con, _utc(since_us)) == state(clean, _utc(since_us))
 
@@ -185,7 +186,7 @@ def test_a_follower_of_a_window_takes_the_state_at_its_start(tmp_path: Path):
     loaded = _load(directory, tmp_path / "window.duckdb", since_us, None)
     stop = threading.Event()
     follow(LocalLogSource(str(directory)), str(tmp_path / "follower.duckdb"), source_name="w",
-           prefix="ktrace", since_us=since_us, stop=stop, on_caught_up=lambda _: stop.set())
+           prefix="ktrace", window=Window(since_us), stop=stop, on_caught_up=lambda _: stop.set())
     followed = db.open_readonly(str(tmp_path / "follower.duckdb"))
     assert rows(followed, CONTENT) == rows(loaded, CONTENT)
     assert rows(followed, "SELECT count(*) FROM raw_events WHERE received_at < ?",
@@ -210,7 +211,7 @@ def test_from_kafka_a_window_loads_the_same_state_at_its_start(
     source = KafkaSource(settings)
     try:
         replay(source, from_kafka, source_name="k", prefix=unique_topic_prefix,
-               since_us=since_us, until_us=until_us)
+               window=Window(since_us, until_us))
     finally:
         source.close()
     assert rows(from_kafka, CONTENT) == rows(local, CONTENT)

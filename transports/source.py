@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 from schemas.envelope import Envelope
 from schemas.codec import Record
 from schemas.errors import DecodeError
+from transports.window import Window
 
 PartitionKey = tuple[str, int]
 #: Whether a read may keep a record of a topic with a namespace and a name (None for a
@@ -107,21 +108,14 @@ class Source(Protocol):
 
     def topics(self, prefix: str | None = None) -> list[str]: ...
 
-    def read(
-        self,
-        topics: Sequence[str],
-        *,
-        after: Mapping[PartitionKey, int] | None = None,
-        since_us: int | None = None,
-        until_us: int | None = None,
-        follow: bool = False,
-        runs: bool = False,
-        wants: Wants | None = None,
-    ) -> Iterator[Delivery | DeliveryRun | Passed]:
+    def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
+             window: Window = Window(), follow: bool = False, runs: bool = False,
+             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
         """Records of ``topics``: from just after ``after``'s offsets where given, else from
-        the first record received at or after ``since_us`` (else the beginning); stops at
-        the end of what exists when called, or keeps waiting with ``follow``. With ``runs``
-        a source may give records in DeliveryRuns (a loader's bulk path), else Deliveries.
+        the first record received in ``window`` (else the beginning), records outside it left
+        out; stops at the end of what exists when called (or of ``window``), or keeps waiting
+        with ``follow``. With ``runs`` a source may give records in DeliveryRuns (a loader's
+        bulk path), else Deliveries.
         With ``wants`` (and ``runs``), records it refuses may come as ``Passed`` instead:
         by the local log's key index, by the Kafka ``ktrace.object`` header."""
         ...

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -22,7 +21,7 @@ from ktrace.options import (html_option, kafka_options, kinds_option, loaded_nam
                             namespace_option, redaction_options)
 from ktrace.output import Output, sections_output_options
 from ktrace.sources import open_source, require_topics, source_end
-from ktrace.when import TIME_FORMS, window
+from ktrace.when import TIME_FORMS, parse_window
 from schemas.errors import KtraceError
 
 if TYPE_CHECKING:
@@ -84,22 +83,22 @@ def replay(source: str | None, kafka: KafkaSettings | None, topic_prefix: str, d
                                "refreshed: add --metrics-port")
     src = open_source(source, kafka)
     try:
-        since_us, until_us = window(since, until, source_end(src, topic_prefix))
+        window = parse_window(since, until, source_end(src, topic_prefix))
         name = source or f"kafka {kafka.bootstrap}"
         load = dict(source_name=name, prefix=topic_prefix,
-                    keep=RecordFilter(namespace, cluster, kinds),
-                    since_us=since_us, until_us=until_us, store_objects=store_objects == "all")
+                    keep=RecordFilter(namespace, cluster, kinds), window=window,
+                    store_objects=store_objects == "all")
         if follow:
             summary = follow_source(src, db_path, rebuild=rebuild,
                                     metrics=(metrics_host, metrics_port, metrics_every),
                                     **load)
-            check_window(summary, since_us, until_us)
+            check_window(summary, window)
         else:
             with loading_database(db_path, rebuild=rebuild) as con:
                 require_topics(src, topic_prefix, name)
                 with progress_bar("replay") as update:
                     summary = run_replay(src, con, on_batch=update, **load)
-                check_window(summary, since_us, until_us)
+                check_window(summary, window)
     finally:
         src.close()
     echo_summary(summary)
@@ -262,11 +261,11 @@ def incident(source: str | None, kafka: KafkaSettings | None, topic_prefix: str,
         refuse_existing(db_path, rebuild=rebuild)
     src = open_source(source, kafka)
     try:
-        since_us, until_us = window(since, until, source_end(src, topic_prefix))
-        path = db_path or incident_db_path(since_us, until_us or time.time_ns() // 1000)
+        window = parse_window(since, until, source_end(src, topic_prefix))
+        path = db_path or incident_db_path(window)
         load_and_find(src, path, label="incident", source_name=source or "kafka",
                       prefix=topic_prefix, rebuild=rebuild,
                       keep=RecordFilter(namespace, cluster, kinds),
-                      since_us=since_us, until_us=until_us, out=out, html_path=html_path)
+                      window=window, out=out, html_path=html_path)
     finally:
         src.close()

@@ -12,8 +12,9 @@ from ktrace.options import html_option
 from ktrace.printing import write_report_files
 from ktrace.scope import scope_options
 from ktrace.output import rfc3339
-from ktrace.when import TIME_FORMS, database_end, to_timestamp, to_us, utc, window
+from ktrace.when import TIME_FORMS, between, database_end, parse_window, to_timestamp, to_us
 from schemas.errors import KtraceError
+from transports.window import Window
 
 
 @click.command(short_help="Draw an incident as one offline HTML file or a Perfetto trace.")
@@ -44,27 +45,23 @@ def report(since: str | None, until: str | None, namespace: str | None, cluster:
         raise click.UsageError("say where to write the report: --html FILE and/or --perfetto FILE")
     con = open_for_analysis(db_path, parquet_dir)
     try:
-        since_us, until_us = window(since, until, database_end(con))
-        check_recorded(con, since_us, until_us, cluster)
-        write_report_files(con, html=html_path, perfetto=perfetto_path,
-                           since=None if since_us is None else to_timestamp(since_us),
-                           until=None if until_us is None else to_timestamp(until_us),
+        window = parse_window(since, until, database_end(con))
+        check_recorded(con, window, cluster)
+        start, end = (None if us is None else to_timestamp(us)
+                      for us in (window.since_us, window.until_us))
+        write_report_files(con, html=html_path, perfetto=perfetto_path, since=start, until=end,
                            namespace=namespace, cluster=cluster, targets=targets)
     finally:
         con.close()
 
 
-def check_recorded(con: Any, since_us: int | None, until_us: int | None,
-                   cluster: str | None) -> None:
+def check_recorded(con: Any, window: Window, cluster: str | None) -> None:
     """A window outside the recording is an error (exit 1), not an empty picture."""
     from replayer.analyses.scope import recorded_span
     first, last = recorded_span(con, cluster)
     if first is None:
         raise KtraceError("the database holds no records"
                           + (f" of cluster {cluster}" if cluster else ""))
-    if ((since_us is not None and since_us > to_us(last))
-            or (until_us is not None and until_us < to_us(first))):
-        start = "the start" if since_us is None else utc(since_us)
-        end = "the end" if until_us is None else utc(until_us)
-        raise KtraceError(f"no records between {start} and {end}: the database holds "
+    if window.past_end(to_us(first)) or window.before_start(to_us(last)):
+        raise KtraceError(f"no records {between(window)}: the database holds "
                           f"{rfc3339(first)} to {rfc3339(last)} (`ktrace info` shows it)")

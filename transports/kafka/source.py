@@ -21,6 +21,7 @@ from transports.kafka.framing import HEADER_OBJECT, HEADER_SCHEMA, ValueDecoder,
 from transports.kafka.registry import RegistryClient
 from transports.kafka.settings import KafkaSettings
 from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, TopicSummary, Wants
+from transports.window import Window
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5
@@ -51,8 +52,8 @@ class KafkaSource:
         self._by_position: Consumer | None = None
         self._position_topics: set[str] = set()  # whose metadata it has
         self._closed = False
-        #: messages a windowed read fetched and dropped: before ``since_us`` (after the seek
-        #: by append time) or after ``until_us`` (until the partition's fetches stopped)
+        #: messages a windowed read fetched and dropped: before its start (after the seek by
+        #: append time) or past its end (until the partition's fetches stopped)
         self.outside_window = 0
         #: messages a read with ``wants`` passed by by their ``ktrace.object`` header
         self.passed_by = 0
@@ -69,23 +70,15 @@ class KafkaSource:
         return [t for t in names if not t.startswith("__")
                 and (prefix is None or t.startswith(prefix + "."))]
 
-    def read(
-        self,
-        topics: Sequence[str],
-        *,
-        after: Mapping[PartitionKey, int] | None = None,
-        since_us: int | None = None,
-        until_us: int | None = None,
-        follow: bool = False,
-        runs: bool = False,
-        wants: Wants | None = None,
-    ) -> Iterator[Delivery | DeliveryRun | Passed]:
+    def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
+             window: Window = Window(), follow: bool = False, runs: bool = False,
+             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
         partitions = self._partitions(topics)
         if not partitions:
             return
         marks = {key: self._watermarks(*key) for key in partitions}
         ends = {key: high for key, (_, high) in marks.items()}
-        starts = self._starts(marks, after or {}, since_us)
+        starts = self._starts(marks, after or {}, window.since_us)
         assigned = [TopicPartition(t, p, o) for (t, p), o in starts.items()]
         self._consumer.assign(assigned)
         self._consumer.resume(assigned)  # a partition an earlier read paused stays paused
@@ -93,9 +86,9 @@ class KafkaSource:
             remaining = {key for key, start in starts.items() if start < ends[key]}
             stopped: set[PartitionKey] = set()
             fingerprint = repository.current().fingerprint if runs else None
+            bounded = window.bounded  # asked once: most reads have no window
             # a window's reads stop at its end by receive time, in the values: not passed by
-            wanted = _Wanted(wants) if runs and since_us is None and until_us is None and (
-                wants is not None) else None
+            wanted = _Wanted(wants) if runs and not bounded and wants is not None else None
             while follow or remaining:
                 pending = _Pending()
                 for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
@@ -117,13 +110,8 @@ class KafkaSource:
                     value = message.value() or b""
                     found = _envelope(value, headers, fingerprint)
                     if found is not None:  # an envelope-only record: taken into a run
-                        received = found.received_at
-                        if since_us is not None and received < since_us:
-                            self.outside_window += 1
-                            continue
-                        if until_us is not None and received > until_us:
-                            self.outside_window += 1
-                            self._stop(key, stopped, remaining)
+                        if bounded and self._outside(window, found.received_at, key, stopped,
+                                                     remaining):
                             continue
                         yield from pending.add(key, message.offset(), found, value)
                         continue
@@ -136,12 +124,10 @@ class KafkaSource:
                         self._stop(key, stopped, remaining)
                         yield delivery
                         continue
-                    if record is not None and since_us is not None and record["receivedAt"] < since_us:
-                        self.outside_window += 1
-                        continue  # the seek used append times, which come after receive times
-                    if record is not None and until_us is not None and record["receivedAt"] > until_us:
-                        self.outside_window += 1
-                        self._stop(key, stopped, remaining)
+                    # (before the window's start too: the seek used append times, which
+                    # come after receive times)
+                    if record is not None and bounded and self._outside(
+                            window, record["receivedAt"], key, stopped, remaining):
                         continue
                     yield delivery
                 yield from pending.take()
@@ -156,7 +142,7 @@ class KafkaSource:
         a topic has no index by object (and a compacted one, which would be, is not what
         the recorder writes), and no bound on how far back an object's last version lies
         (an object listed when the recording began and unchanged since)."""
-        return versions.scan(self.read(topics, until_us=before_us - 1, runs=True))
+        return versions.scan(self.read(topics, window=Window.ending_before(before_us), runs=True))
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries = []
@@ -279,6 +265,17 @@ class KafkaSource:
             else:
                 starts[key] = low
         return starts
+
+    def _outside(self, window: Window, received_us: int, key: PartitionKey,
+                 stopped: set[PartitionKey], remaining: set[PartitionKey]) -> bool:
+        """Whether a message received at ``received_us`` lies outside ``window`` (counted
+        in ``outside_window``); one past its end stops its partition's read."""
+        if received_us in window:
+            return False
+        self.outside_window += 1
+        if window.past_end(received_us):
+            self._stop(key, stopped, remaining)
+        return True
 
     def _stop(self, key: PartitionKey, stopped: set[PartitionKey],
               remaining: set[PartitionKey]) -> None:

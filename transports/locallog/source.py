@@ -17,6 +17,7 @@ from transports import locator
 from transports import versions
 from transports.locallog import keyindex, layout, objectindex, timeindex
 from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, TopicSummary, Wants
+from transports.window import Window
 
 log = logging.getLogger(__name__)
 FOLLOW_POLL_S = 0.5
@@ -97,25 +98,16 @@ class LocalLogSource:
                        if os.path.isdir(os.path.join(self._directory, d)))
         return [t for t in names if prefix is None or t.startswith(prefix + ".")]
 
-    def read(
-        self,
-        topics: Sequence[str],
-        *,
-        after: Mapping[PartitionKey, int] | None = None,
-        since_us: int | None = None,
-        until_us: int | None = None,
-        follow: bool = False,
-        runs: bool = False,
-        wants: Wants | None = None,
-    ) -> Iterator[Delivery | DeliveryRun | Passed]:
+    def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
+             window: Window = Window(), follow: bool = False, runs: bool = False,
+             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
         cursors = {t: (after or {}).get((t, 0)) for t in topics}
         missing_before, keys_before = self.counts.indexes_missing, self.counts.key_indexes_missing
         wants = wants if runs else None  # Passed is a loader's, as runs are
         while True:
             progressed = False
             for topic in topics:
-                for item in self._read_topic(topic, cursors[topic], since_us, until_us,
-                                             wants=wants):
+                for item in self._read_topic(topic, cursors[topic], window, wants=wants):
                     progressed = True
                     if isinstance(item, Delivery):
                         cursors[topic] = item.offset
@@ -143,7 +135,7 @@ class LocalLogSource:
         summaries, missing_before = [], self.counts.indexes_missing
         for topic in topics:
             count, first, last = 0, None, None
-            for item in self._read_topic(topic, None, None, None, summaries=True):
+            for item in self._read_topic(topic, None, Window(), summaries=True):
                 if isinstance(item, timeindex.BlockTimes):
                     count += item.count
                     first = item.first_us if first is None else min(first, item.first_us)
@@ -184,8 +176,8 @@ class LocalLogSource:
     def close(self) -> None:
         """Nothing to release: files are opened per read."""
 
-    def _read_topic(self, topic: str, after: int | None, since_us: int | None,
-                    until_us: int | None, *, summaries: bool = False, wants: Wants | None = None
+    def _read_topic(self, topic: str, after: int | None, window: Window, *,
+                    summaries: bool = False, wants: Wants | None = None
                     ) -> Iterator[Delivery | DeliveryRun | Passed | timeindex.BlockTimes]:
         """The topic's records after ``after`` in the window; with ``summaries``, an indexed
         block whose times are known comes as its index entry, not read; with ``wants`` (and
@@ -194,6 +186,7 @@ class LocalLogSource:
         if not os.path.isdir(topic_dir):
             return
         after_segment = -1 if after is None else layout.split_position(after)[0]
+        bounded = window.bounded  # asked once: most reads have no window
         segments = layout.list_segments(topic_dir)
         if segments and _lost_before_oldest(after, segments[0][0]):
             yield _before_oldest(topic, topic_dir, segments[0][0], 0 if after is None else after + 1)
@@ -205,12 +198,9 @@ class LocalLogSource:
             if index < after_segment:
                 continue
             newest = index == segments[-1][0]
-            windowed = (since_us is not None or until_us is not None or summaries
-                        ) and index > after_segment
-            if windowed:
-                items = _read_segment_window(topic, index, path, since_us, until_us,
-                                             self.counts, newest=newest, summaries=summaries,
-                                             wants=wants)
+            if (bounded or summaries) and index > after_segment:
+                items = _read_segment_window(topic, index, path, window, self.counts,
+                                             newest=newest, summaries=summaries, wants=wants)
             elif wants is not None:
                 items = _read_segment_keyed(topic, index, path, after, wants, self.counts,
                                             newest=newest)
@@ -223,31 +213,31 @@ class LocalLogSource:
                     yield item
                     continue
                 if isinstance(item, DeliveryRun):
-                    kept, past = _in_window(item, since_us, until_us)
+                    kept, past = _in_window(item, window)
                     if kept is not None:
                         yield kept
                     if past:
                         return
                     continue
-                record = item.record
-                if record is not None and since_us is not None and record["receivedAt"] < since_us:
-                    continue
-                if record is not None and until_us is not None and record["receivedAt"] > until_us:
-                    return
+                if bounded and item.record is not None:
+                    received = item.record["receivedAt"]
+                    if window.before_start(received):
+                        continue
+                    if window.past_end(received):
+                        return
                 yield item
 
 
-def _in_window(run: DeliveryRun, since_us: int | None, until_us: int | None
-               ) -> tuple[DeliveryRun | None, bool]:
+def _in_window(run: DeliveryRun, window: Window) -> tuple[DeliveryRun | None, bool]:
     """The records of ``run`` in the window, as a run (None when none is), and whether the
     run reached past the window's end (the topic's read stops at its first such record)."""
-    if since_us is None and until_us is None:
+    if not window.bounded:
         return run, False
     times = [e.received_at for e in run.envelopes]
     stop = len(times)
-    if until_us is not None and times[-1] > until_us:
-        stop = next(i for i, t in enumerate(times) if t > until_us)
-    kept = [i for i in range(stop) if since_us is None or times[i] >= since_us]
+    if window.past_end(times[-1]):
+        stop = next(i for i, t in enumerate(times) if window.past_end(t))
+    kept = [i for i in range(stop) if not window.before_start(times[i])]
     if len(kept) == len(times):
         return run, False
     if not kept:
@@ -356,9 +346,9 @@ def _damaged(topic: str, index: int, damage: layout.Damage) -> Delivery:
                        damage.end - damage.position, damage.reason)
 
 
-def _read_segment_window(topic: str, index: int, path: str, since_us: int | None,
-                         until_us: int | None, counts: ReadCounts, *, newest: bool,
-                         summaries: bool = False, wants: Wants | None = None
+def _read_segment_window(topic: str, index: int, path: str, window: Window,
+                         counts: ReadCounts, *, newest: bool, summaries: bool = False,
+                         wants: Wants | None = None
                          ) -> Iterator[Delivery | DeliveryRun | object]:
     """A closed segment's blocks that the window may hold, found by its time index (built
     first when missing or unusable); a segment being written, or one that cannot be indexed
@@ -378,10 +368,10 @@ def _read_segment_window(topic: str, index: int, path: str, since_us: int | None
             if isinstance(entry, layout.Damage):
                 yield _damaged(topic, index, entry)
                 continue
-            if entry.before(since_us):
+            if entry.before(window):
                 counts.blocks_skipped += 1
                 continue
-            if entry.after(until_us):
+            if entry.after(window):
                 yield _PAST_WINDOW
                 return
             if summaries and entry.first_us is not None:
@@ -389,8 +379,7 @@ def _read_segment_window(topic: str, index: int, path: str, since_us: int | None
                 continue
             if (entry.position, entry.end) in unwanted:
                 counts.blocks_skipped += 1
-                if until_us is not None and entry.last_us is not None and (
-                        entry.last_us > until_us):
+                if entry.reaches_past(window):
                     yield _PAST_WINDOW  # the topic's first record past the end is in it
                     return
                 continue

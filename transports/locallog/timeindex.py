@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from transports.locallog import layout
+from transports.window import Window
 
 _VERSION = 1
 
@@ -33,11 +34,17 @@ class BlockTimes:
     first_us: int | None
     last_us: int | None
 
-    def before(self, since_us: int | None) -> bool:
-        return since_us is not None and self.last_us is not None and self.last_us < since_us
+    def before(self, window: Window) -> bool:
+        """Whether every record of the block was received before ``window`` starts."""
+        return self.last_us is not None and window.before_start(self.last_us)
 
-    def after(self, until_us: int | None) -> bool:
-        return until_us is not None and self.first_us is not None and self.first_us > until_us
+    def after(self, window: Window) -> bool:
+        """Whether every record of the block was received after ``window`` ends."""
+        return self.first_us is not None and window.past_end(self.first_us)
+
+    def reaches_past(self, window: Window) -> bool:
+        """Whether the block holds a record received after ``window`` ends."""
+        return self.last_us is not None and window.past_end(self.last_us)
 
 
 TimeIndex = layout.Sidecar[BlockTimes | layout.Damage]
