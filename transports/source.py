@@ -109,14 +109,13 @@ class Source(Protocol):
     def topics(self, prefix: str | None = None) -> list[str]: ...
 
     def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
-             window: Window = Window(), follow: bool = False, runs: bool = False,
-             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
+             window: Window = Window(), runs: bool = False, wants: Wants | None = None
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
         """Records of ``topics``: from just after ``after``'s offsets where given, else from
         the first record received in ``window`` (else the beginning), records outside it left
-        out; stops at the end of what exists when called (or of ``window``), or keeps waiting
-        with ``follow``. With ``runs`` a source may give records in DeliveryRuns (a loader's
-        bulk path), else Deliveries.
-        With ``wants`` (and ``runs``), records it refuses may come as ``Passed`` instead:
+        out; stops at the end of what exists when called, or at the window's end. With
+        ``runs`` a source may give records in DeliveryRuns (a loader's bulk path), else
+        Deliveries. With ``wants`` (and ``runs``), records it refuses may come as ``Passed`` instead:
         by the local log's key index, by the Kafka ``ktrace.object`` header."""
         ...
 

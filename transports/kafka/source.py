@@ -71,8 +71,8 @@ class KafkaSource:
                 and (prefix is None or t.startswith(prefix + "."))]
 
     def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
-             window: Window = Window(), follow: bool = False, runs: bool = False,
-             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
+             window: Window = Window(), runs: bool = False, wants: Wants | None = None
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
         partitions = self._partitions(topics)
         if not partitions:
             return
@@ -89,7 +89,7 @@ class KafkaSource:
             bounded = window.bounded  # asked once: most reads have no window
             # a window's reads stop at its end by receive time, in the values: not passed by
             wanted = _Wanted(wants) if runs and not bounded and wants is not None else None
-            while follow or remaining:
+            while remaining:
                 pending = _Pending()
                 for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
                     key = (message.topic(), message.partition())
@@ -100,7 +100,7 @@ class KafkaSource:
                         if message.error().code() == KafkaError._PARTITION_EOF:
                             continue
                         raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
-                    if not follow and message.offset() + 1 >= ends[key]:
+                    if message.offset() + 1 >= ends[key]:
                         remaining.discard(key)
                     headers = message.headers()
                     if wanted is not None and not wanted(key[0], headers):

@@ -6,7 +6,6 @@ import contextlib
 import logging
 import mmap
 import os
-import time
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
@@ -20,7 +19,6 @@ from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, Topic
 from transports.window import Window
 
 log = logging.getLogger(__name__)
-FOLLOW_POLL_S = 0.5
 Index = TypeVar("Index")
 #: Yielded by a windowed segment read at a block wholly after ``--until``: the topic's read
 #: stops there, as it would at that block's first record.
@@ -99,37 +97,19 @@ class LocalLogSource:
         return [t for t in names if prefix is None or t.startswith(prefix + ".")]
 
     def read(self, topics: Sequence[str], *, after: Mapping[PartitionKey, int] | None = None,
-             window: Window = Window(), follow: bool = False, runs: bool = False,
-             wants: Wants | None = None) -> Iterator[Delivery | DeliveryRun | Passed]:
-        cursors = {t: (after or {}).get((t, 0)) for t in topics}
+             window: Window = Window(), runs: bool = False, wants: Wants | None = None
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
         missing_before, keys_before = self.counts.indexes_missing, self.counts.key_indexes_missing
         wants = wants if runs else None  # Passed is a loader's, as runs are
-        while True:
-            progressed = False
-            for topic in topics:
-                for item in self._read_topic(topic, cursors[topic], window, wants=wants):
-                    progressed = True
-                    if isinstance(item, Delivery):
-                        cursors[topic] = item.offset
-                        yield item
-                        continue
-                    if isinstance(item, Passed):
-                        cursors[topic] = item.through
-                        yield item
-                        continue
-                    cursors[topic] = item.offsets[-1]
-                    if runs:
-                        yield item
-                    else:
-                        yield from item.deliveries()
-            self.counts.say_built(missing_before)
-            self.counts.say_built(keys_before, "key index", "key_indexes_missing")
-            missing_before, keys_before = (self.counts.indexes_missing,
-                                           self.counts.key_indexes_missing)
-            if not follow:
-                return
-            if not progressed:
-                time.sleep(FOLLOW_POLL_S)
+        for topic in topics:
+            for item in self._read_topic(topic, (after or {}).get((topic, 0)), window,
+                                         wants=wants):
+                if runs or not isinstance(item, DeliveryRun):
+                    yield item
+                else:
+                    yield from item.deliveries()
+        self.counts.say_built(missing_before)
+        self.counts.say_built(keys_before, "key index", "key_indexes_missing")
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         summaries, missing_before = [], self.counts.indexes_missing
