@@ -60,8 +60,9 @@ def _from_index(directory: Path, before_us: int) -> tuple[list[tuple], LocalLogS
 
 def _scanned(directory: Path, before_us: int) -> tuple[list[tuple], LocalLogSource]:
     source = LocalLogSource(str(directory))
-    return _state(versions.scan(source.read(source.topics("ktrace"),
-                                            window=Window.ending_before(before_us), runs=True))), source
+    scan = versions.scan(source.read(source.topics("ktrace"),
+                                     window=Window.ending_before(before_us), runs=True))
+    return _state(scan), source
 
 
 def test_the_state_from_the_index_equals_a_scan_of_every_earlier_record(recorded):

@@ -115,8 +115,8 @@ class Source(Protocol):
         the first record received in ``window`` (else the beginning), records outside it left
         out; stops at the end of what exists when called, or at the window's end. With
         ``runs`` a source may give records in DeliveryRuns (a loader's bulk path), else
-        Deliveries. With ``wants`` (and ``runs``), records it refuses may come as ``Passed`` instead:
-        by the local log's key index, by the Kafka ``ktrace.object`` header."""
+        Deliveries. With ``wants`` (and ``runs``), records it refuses may come as ``Passed``
+        instead: by the local log's key index, by the Kafka ``ktrace.object`` header."""
         ...
 
     def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
