@@ -623,14 +623,15 @@ def _take_before(last: versions.LastVersions, items: Iterator[Delivery | Deliver
                  before_us: int) -> bool:
     """Take ``items`` into ``last`` up to the first received at or after ``before_us``
     (whether none was)."""
+    window = Window.ending_before(before_us)
     for item in items:
         if isinstance(item, DeliveryRun):
-            kept, past = _in_window(item, None, before_us - 1)
+            kept, past = _in_window(item, window)
             if kept is not None:
                 last.take(kept)
             if past:
                 return False
-        elif item.record is not None and item.record["receivedAt"] >= before_us:
+        elif item.record is not None and window.past_end(item.record["receivedAt"]):
             return False
         else:
             last.take(item)
