@@ -469,3 +469,46 @@ def indexed_jobs_failing(namespace: str) -> list[Manifest]:
         job("strict", "1|2", "shard rejected: schema 7", completions=4, parallelism=4, backoffLimitPerIndex=0,
             maxFailedIndexes=1),
     ]
+
+
+def ephemeral_storage_limits(namespace: str) -> list[Manifest]:
+    """Pods past their ephemeral-storage limits (writes to the container's own file system,
+    which counts against them): ``podlimit`` (one container, limit 8Mi, writes 32 MiB: past
+    the pod's total of its containers' limits) and ``ctrlimit`` (``app`` limit 64Mi writes
+    nothing, ``logger`` limit 8Mi writes 32 MiB: the pod's total of 72Mi holds, the
+    container's own limit does not). The kubelet evicts each with its own message."""
+    def writer(name: str, limit: str, mebibytes: int) -> Manifest:
+        script = f"dd if=/dev/zero of=/spill bs=1M count={mebibytes}; exec sleep 3600"
+        return container(name, script, resources={"limits": {"ephemeral-storage": limit}})
+
+    return [
+        bound("podlimit", namespace, writer("app", "8Mi", 32)),
+        bound("ctrlimit", namespace, writer("app", "64Mi", 0), writer("logger", "8Mi", 32)),
+    ]
+
+
+def pid_hog(namespace: str, processes: int) -> Manifest:
+    """``forker``: PROCESSES sleeping children, past the node's pid.available threshold."""
+    script = f"i=0; while [ $i -lt {processes} ]; do sleep 3600 & i=$((i+1)); done; wait"
+    return bound("forker", namespace, container("app", script))
+
+
+def restart_all_rule(namespace: str) -> list[Manifest]:
+    """Pods whose container asks to restart all containers on exit code 42 (the node feature
+    RestartAllContainersOnContainerExits, which this node's kubelet does not declare):
+    ``restartall`` bound by spec.nodeName (the kubelet's PodFeatureUnsupported) and
+    ``restartall-scheduled`` placed on the real node by the scheduler, which finds no node."""
+    rules = {"restartPolicy": "Never",
+             "restartPolicyRules": [{"action": "RestartAllContainers",
+                                     "exitCodes": {"operator": "In", "values": [42]}}]}
+    return [
+        bound("restartall", namespace, sleeper(**rules)),
+        pod("restartall-scheduled", namespace, sleeper(**rules), grace=2),
+    ]
+
+
+def pods_filling(namespace: str, count: int) -> list[Manifest]:
+    """COUNT bound sleepers ``filler-0`` … and then ``overflow``: one more than a node of
+    maxPods COUNT takes (the kubelet's OutOfpods)."""
+    return [*(bound(f"filler-{i}", namespace, sleeper()) for i in range(count)),
+            bound("overflow", namespace, sleeper())]

@@ -33,7 +33,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,14 @@ def install() -> Path:
 class RealNode:
     """One kubelet and its containerd, joined to a LocalControlPlane as NODE_NAME."""
 
-    def __init__(self, plane: LocalControlPlane, *, work_dir: Path, name: str = NODE_NAME) -> None:
+    def __init__(self, plane: LocalControlPlane, *, work_dir: Path, name: str = NODE_NAME,
+                 kubelet_settings: Mapping[str, Any] | None = None) -> None:
+        """KUBELET_SETTINGS: KubeletConfiguration fields over this node's defaults (a mapping
+        value is merged into the default's: ``{"evictionHard": {"pid.available": "…"}}``
+        keeps the other thresholds), e.g. ``maxPods``, ``featureGates``."""
         self.plane = plane
         self.name = name
+        self.kubelet_settings = dict(kubelet_settings or {})
         self.work_dir = Path(work_dir).resolve()
         self.socket = self.work_dir / "containerd" / "containerd.sock"
         self.cert, self.key = self.work_dir / "node.crt", self.work_dir / "node.key"
@@ -299,6 +304,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         }
 
     def _kubelet_config(self) -> dict[str, Any]:
+        config = self._default_kubelet_config()
+        for key, value in self.kubelet_settings.items():
+            default = config.get(key)
+            config[key] = {**default, **value} if isinstance(default, dict) and isinstance(value, dict) else value
+        return config
+
+    def _default_kubelet_config(self) -> dict[str, Any]:
         w = self.work_dir
         return {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",

@@ -29,9 +29,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
@@ -80,12 +81,14 @@ def versions(node: RealNode) -> str:
 
 
 @contextmanager
-def node_plane(out: Path, kwok_nodes: int = 1) -> Iterator[LocalControlPlane]:
+def node_plane(out: Path, kwok_nodes: int = 1,
+               kubelet_settings: Callable[[], Mapping[str, Any]] | None = None) -> Iterator[LocalControlPlane]:
     """A control plane with KWOK_NODES kwok nodes and the real node, the node's versions in
-    OUT/versions.txt; all stopped after."""
+    OUT/versions.txt; all stopped after. KUBELET_SETTINGS, called once the control plane
+    runs, gives the node's kubelet settings (RealNode's)."""
     plane = LocalControlPlane(work_dir=out / "plane", nodes=kwok_nodes)
     plane.start()
-    node = RealNode(plane, work_dir=out / "node")
+    node = RealNode(plane, work_dir=out / "node", kubelet_settings=kubelet_settings() if kubelet_settings else None)
     try:
         node.start()
         (out / "versions.txt").write_text(versions(node))
@@ -96,9 +99,10 @@ def node_plane(out: Path, kwok_nodes: int = 1) -> Iterator[LocalControlPlane]:
 
 
 @contextmanager
-def recorded_node(out: Path) -> Iterator[LocalControlPlane]:
+def recorded_node(out: Path, kubelet_settings: Callable[[], Mapping[str, Any]] | None = None,
+                  ) -> Iterator[LocalControlPlane]:
     """node_plane with one kwok node, ``ktrace record`` (default kinds) into OUT/recording."""
-    with node_plane(out) as plane:
+    with node_plane(out, kubelet_settings=kubelet_settings) as plane:
         recording = recorder(plane, out / "recording")
         try:
             time.sleep(3)
