@@ -4,7 +4,7 @@
 -- and cause, in problems_at's shape (`problem` is the cause):
 --   evicted    the kubelet evicted it (status.reason Evicted): the resource from the
 --              message (eviction_resource), the node's pressure condition as the node
---              version nearest before it says it, the Evicted Event; sub-reason `limit`
+--              version nearest to it says it (one saying it held, within a minute, first), the Evicted Event; sub-reason `limit`
 --              when the pod exceeded a limit of its own (eviction_by_limit), not a shortage
 --              of the node;
 --   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
@@ -65,10 +65,15 @@ ended AS (
                       AND (v.status_reason = 'Evicted'
                            OR (v.phase = 'Failed' AND admission_reason(v.status_reason))))
     GROUP BY uid),
--- the node's condition for the evicted resource, in its newest version before the eviction
+-- the node's condition for the evicted resource around the eviction: the node version
+-- nearest to it that reports the condition True within a minute (the kubelet writes its
+-- node status on its own period, so it can follow the eviction by seconds), else the
+-- nearest one — not a later version saying the pressure has passed when one said it held
 node_evidence AS (
-    SELECT d.uid, arg_max({'type': c.type, 'status': c.status, 'since': c.last_transition,
-                           'event_id': n.event_id}, n.received_at) AS cond
+    SELECT d.uid, arg_min({'type': c.type, 'status': c.status, 'since': c.last_transition,
+                           'event_id': n.event_id},
+                          [(c.status <> 'True' OR abs(epoch(n.received_at) - epoch(d.first.at)) > 60)::INTEGER,
+                           abs(epoch(n.received_at) - epoch(d.first.at))]) AS cond
     FROM ended d JOIN pod p USING (uid)
     JOIN raw_events n ON n.kind = 'Node' AND n.name = p.node AND n.cluster = p.cluster
          AND n.received_at <= d.first.at + INTERVAL 1 MINUTE
