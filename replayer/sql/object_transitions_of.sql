@@ -4,8 +4,9 @@
 -- row per step in the shape of pod_transitions: `created` (creationTimestamp), `condition`
 -- (each change of a condition's status or reason), `phase` (each phase of a claim, volume
 -- or Namespace), `status` (each change of a workload's pod counts), `event` (each Event
--- about it: its reason and message, how often and until when), `endpoints` (a Service's:
--- each EndpointSlice version that changes which pods are ready, naming them),
+-- about it, by uid or — a reference without one — by kind and name: its reason and
+-- message, how often and until when), `endpoints` (a Service's: each EndpointSlice version
+-- that changes which pods are ready, naming them),
 -- `deletion_requested`
 -- (deletionTimestamp − grace), `deleted`. A step's time is the receive time of the record
 -- that shows it when the recorder saw it happen; else — a record from a list, an import
@@ -81,13 +82,26 @@ count_steps AS (
           FROM counts)
     WHERE detail <> '' AND detail IS DISTINCT FROM before),
 -- Events about the objects: one step per Event (its repeats folded into a count)
+-- an Event whose reference has no uid (the kubelet's about its Node: EvictionThresholdMet,
+-- Starting, …) is about the object of that kind and name seen last before it
+named AS (
+    SELECT uid, any_value(cluster) AS cluster, any_value(kind) AS kind,
+           any_value(namespace) AS namespace, any_value(name) AS name, min(received_at) AS first_at
+    FROM v GROUP BY uid),
 event_records AS (
-    SELECT e.regarding_uid AS uid, e.uid AS event_uid, e.reason, e.message, e.type AS level,
-           e.component, e.count, e.first_time, e.last_time, r.event_id, r.rv, r.type,
-           r.received_at, r.type IN ('ADDED', 'MODIFIED') AND r.time_source = 'received'
+    SELECT coalesce(n.uid, e.regarding_uid) AS uid, e.uid AS event_uid, e.reason, e.message,
+           e.type AS level, e.component, e.count, e.first_time, e.last_time, r.event_id, r.rv,
+           r.type, r.received_at, r.type IN ('ADDED', 'MODIFIED') AND r.time_source = 'received'
                AS seen_live
     FROM k8s_events e JOIN raw_events r USING (event_id)
-    WHERE list_contains(uids, e.regarding_uid) AND e.regarding_kind <> 'Pod'),
+    LEFT JOIN named n ON coalesce(e.regarding_uid, '') = '' AND n.cluster = r.cluster
+         AND n.kind = e.regarding_kind AND n.name = e.regarding_name
+         AND coalesce(n.namespace, '') = coalesce(e.regarding_namespace, '')
+    WHERE (list_contains(uids, e.regarding_uid) OR n.uid IS NOT NULL) AND e.regarding_kind <> 'Pod'
+    QUALIFY row_number() OVER (PARTITION BY r.event_id
+                               ORDER BY n.first_at <= r.received_at DESC,
+                                        CASE WHEN n.first_at <= r.received_at THEN n.first_at END DESC,
+                                        n.first_at) = 1),
 event_steps AS (
     SELECT uid, 'event' AS step, 5 AS rank,
            arg_min({'event_id': event_id, 'rv': rv, 'type': type, 'received_at': received_at},
