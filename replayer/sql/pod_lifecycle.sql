@@ -32,7 +32,7 @@ WITH steps AS (
                AS containers_finished_at,
            any_value(time) FILTER (WHERE step = 'terminal') AS terminal_at,
            -- who stopped a pod that was never deleted: the kubelet's path on its terminal step
-           any_value(regexp_extract(detail, ' — (kubelet \(.*\))$', 1))
+           any_value(nullif(regexp_extract(detail, ' — (kubelet \(.*\))$', 1), ''))
                FILTER (WHERE step = 'terminal') AS stopped_by,
            any_value(time) FILTER (WHERE step = 'endpoint_removed') AS endpoint_removed_at,
            any_value(time) FILTER (WHERE step = 'deleted') AS deleted_at,

@@ -1,4 +1,4 @@
--- model: view; depends: containers, disruption_requester, endpoint_membership, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events
+-- model: view; depends: containers, disruption_requester, endpoint_membership, eviction_by_limit, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events
 -- The evidence of each step: the first version of a pod for which the step's condition
 -- holds (one scan: arg_min per step), Events about the pod (by uid, or by name where the
 -- Event names no uid), and its EndpointSlice stretches.
@@ -98,13 +98,15 @@ firsts AS (
                FILTER (WHERE containers > 0 AND containers_terminated = containers)
                AS containers_stopped,
            -- a pod the kubelet stopped on its own: which of its paths (eviction, node
-           -- shutdown, critical-pod preemption)
+           -- shutdown, critical-pod preemption; an eviction for a limit of the pod's own
+           -- writes no DisruptionTarget, its status reason and message say it)
            arg_min({'ev': ev, 'version_no': version_no,
                     'component': coalesce(status_manager, component, 'kubelet'),
-                    'detail': phase || CASE WHEN disruption_reason = 'TerminationByKubelet'
-                                            THEN coalesce(' — ' || disruption_requester(
-                                                disruption_reason, disruption_message), '')
-                                            ELSE '' END}, version_no)
+                    'detail': phase || coalesce(' — ' || CASE
+                        WHEN disruption_reason = 'TerminationByKubelet'
+                            THEN disruption_requester(disruption_reason, disruption_message)
+                        WHEN status_reason = 'Evicted' AND eviction_by_limit(status_message)
+                            THEN 'kubelet (local-storage limit eviction)' END, '')}, version_no)
                FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
            arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',
                     'component': component, 'grace_s': deletion_grace_s,

@@ -40,7 +40,7 @@ cond AS (
     FROM conditions WHERE kind = 'Pod' AND event_id IN (SELECT event_id FROM v)
     GROUP BY event_id)
 SELECT v.*, p.phase, p.node_name, p.pod_ip, p.start_time, p.grace_s, p.has_prestop,
-       p.claim_names, p.creator, p.status_manager, cond.ready_status, cond.ready_transition,
+       p.claim_names, p.status_reason, p.status_message, p.creator, p.status_manager, cond.ready_status, cond.ready_transition,
        cond.scheduled_transition, cond.disruption_reason, cond.disruption_message,
        coalesce(cs.containers, 0) AS containers,
        coalesce(cs.containers_running, 0) AS containers_running,
