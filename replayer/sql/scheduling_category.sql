@@ -28,5 +28,7 @@ CASE
     WHEN reason ILIKE '%free ports%' OR reason = 'PodFitsHostPorts' THEN 'host_ports'
     WHEN reason ILIKE '%max volume count%' OR reason ILIKE 'MaxVolumeCount%'
          OR reason ILIKE '%volume count%' THEN 'volume_limits'
+    -- NodeDeclaredFeatures (1.35+): the pod needs a feature the node's kubelet does not declare
+    WHEN reason ILIKE '%didn''t match Pod''s required features%' THEN 'node_features'
     WHEN reason ILIKE '%preemption%' THEN 'preemption'
     ELSE 'other' END
