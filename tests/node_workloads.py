@@ -471,6 +471,9 @@ def indexed_jobs_failing(namespace: str) -> list[Manifest]:
     ]
 
 
+# --- what a kubelet configured for it decides (tests/data/node/pressure), a block volume
+# it cannot map (tests/data/node/block) --------------------------------------------------
+
 def ephemeral_storage_limits(namespace: str) -> list[Manifest]:
     """Pods past their ephemeral-storage limits (writes to the container's own file system,
     which counts against them): ``podlimit`` (one container, limit 8Mi, writes 32 MiB: past
@@ -512,3 +515,27 @@ def pods_filling(namespace: str, count: int) -> list[Manifest]:
     maxPods COUNT takes (the kubelet's OutOfpods)."""
     return [*(bound(f"filler-{i}", namespace, sleeper()) for i in range(count)),
             bound("overflow", namespace, sleeper())]
+
+
+# A block device path that does not exist on the node.
+MISSING_DEVICE = "/dev/ktrace-missing-disk"
+
+
+def block_volume_missing(namespace: str) -> list[Manifest]:
+    """A local PersistentVolume of volumeMode Block whose device (MISSING_DEVICE) does not
+    exist on the real node, its claim (bound by name) and pod ``rawdisk`` using it as a
+    volumeDevice: the kubelet cannot map it (FailedMapVolume) before it makes any loop
+    device or bind mount, and the pod stays ContainerCreating."""
+    on_node = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": [NODE_NAME]}]}]}}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"{namespace}-disk"},
+              "spec": {"capacity": {"storage": "1Gi"}, "volumeMode": "Block", "accessModes": ["ReadWriteOnce"],
+                       "storageClassName": "", "persistentVolumeReclaimPolicy": "Retain",
+                       "local": {"path": MISSING_DEVICE}, "nodeAffinity": on_node,
+                       "claimRef": {"namespace": namespace, "name": "disk"}}}
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "disk", "namespace": namespace},
+             "spec": {"volumeMode": "Block", "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                      "volumeName": f"{namespace}-disk", "resources": {"requests": {"storage": "1Gi"}}}}
+    user = pod("rawdisk", namespace, sleeper(volumeDevices=[{"name": "disk", "devicePath": "/dev/xvda"}]), grace=2,
+               volumes=[{"name": "disk", "persistentVolumeClaim": {"claimName": "disk"}}])
+    return [volume, claim, user]
