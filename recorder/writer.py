@@ -286,7 +286,7 @@ class Writer:
             cluster=self.cluster, session=self.session, seq=self._next_seq(state.topic),
             event_type=event_type, resource=state.target.resource,
             api_version=state.target.api_version, kind=state.target.kind,
-            received_at=received_at, **marker)
+            received_at=received_at, marker=marker)
         self.sink.send(state.topic, record)
         self.metrics.events.inc(state.target.resource, event_type)
 

@@ -67,29 +67,16 @@ def object_envelope(
                     len(object_json or b"") if object_size is None else object_size, truncated)
 
 
-def marker_record(
-    *,
-    cluster: str,
-    session: str,
-    seq: int,
-    event_type: str,
-    resource: str,
-    api_version: str,
-    kind: str,
-    received_at: int,
-    **marker: Any,
-) -> Record:
-    """A recorder marker (session start/end, SYNCED, RELIST, GAP, BOOKMARK); ``marker``
-    holds the Marker fields (cause, fromResourceVersion, toTime, …)."""
-    if event_type not in MARKER_TYPES:
-        raise ValueError(f"{event_type} is not a marker type")
+def marker_record(*, marker: dict[str, Any], **fields: Any) -> Record:
+    """A recorder marker (session start/end, SYNCED, RELIST, GAP, BOOKMARK): ``fields`` are
+    the watch's part of ``object_envelope``'s (cluster, session, seq, event_type, resource,
+    api_version, kind, received_at); ``marker`` holds the Marker fields (cause,
+    fromResourceVersion, toTime, …)."""
+    if fields["event_type"] not in MARKER_TYPES:
+        raise ValueError(f"{fields['event_type']} is not a marker type")
     to_rv = marker.get("toResourceVersion")
-    envelope = Envelope(
-        cluster=cluster, session=session, seq=seq, type=event_type, inferred=False,
-        api_version=api_version, kind=kind, resource=resource, namespace=None, name=None,
-        uid=None, resource_version=to_rv, resource_version_number=resource_version_number(to_rv),
-        time_source="received", received_at=received_at, component="ktrace-recorder",
-        attribution=None, object=None, object_size=0, truncated=False)
+    envelope = object_envelope(namespace=None, name=None, uid=None, resource_version=to_rv,
+                               object_json=None, component="ktrace-recorder", **fields)
     return envelope.record(marker={
         "cause": None, "detail": None, "fromResourceVersion": None, "toResourceVersion": None,
         "fromTime": None, "toTime": None, "objectCount": None, "recorderVersion": None,

@@ -59,7 +59,7 @@ class Session:
         return at, resource, records.marker_record(
             cluster=self.cluster, session=self.name, seq=self._next(resource),
             event_type=event_type, resource=resource, api_version="v1", kind=kind, received_at=at,
-            kinds=keys if event_type == "SESSION_START" else [])
+            marker={"kinds": keys if event_type == "SESSION_START" else []})
 
     def _object(self, at_s: float, event_type: str, obj: dict) -> tuple[int, str, dict]:
         at, resource = at_us(at_s), RESOURCES[obj["kind"]]

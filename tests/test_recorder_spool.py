@@ -33,7 +33,7 @@ from tests import samples
 def marker(seq: int) -> dict:
     return records.marker_record(cluster="c", session="s", seq=seq, event_type="BOOKMARK",
                                  resource="pods", api_version="v1", kind="Pod", received_at=seq,
-                                 toResourceVersion=str(seq))
+                                 marker={"toResourceVersion": str(seq)})
 
 
 def framed(seq: int) -> bytes:

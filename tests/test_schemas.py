@@ -64,8 +64,8 @@ def test_markers_round_trip():
     for event_type in sorted(records.MARKER_TYPES):
         record = records.marker_record(
             cluster="c", session="s", seq=1, event_type=event_type, resource="pods",
-            api_version="v1", kind="Pod", received_at=5, cause="test", fromResourceVersion="10",
-            toResourceVersion="42", fromTime=1, toTime=2, objectCount=3, kinds=["pods"])
+            api_version="v1", kind="Pod", received_at=5, marker={"cause": "test", "fromResourceVersion": "10",
+            "toResourceVersion": "42", "fromTime": 1, "toTime": 2, "objectCount": 3, "kinds": ["pods"]})
         assert codec.decode(codec.encode(record), repository.current().fingerprint) == record
 
 

@@ -67,8 +67,10 @@ def placeholder(rejection: Rejection, path: str) -> Record:
     return marker_record(
         cluster=r["cluster"], session=r["session"], seq=r["seq"], event_type="GAP",
         resource=r["resource"], api_version=r["apiVersion"], kind=r["kind"],
-        received_at=r["receivedAt"], cause=CAUSE,
-        detail=f"{what} (resourceVersion {r.get('resourceVersion')}) rejected by the "
-               f"destination: {rejection.reason}; the record is in {path}",
-        fromResourceVersion=r.get("resourceVersion"), toResourceVersion=r.get("resourceVersion"),
-        fromTime=r["receivedAt"], toTime=r["receivedAt"])
+        received_at=r["receivedAt"], marker={
+            "cause": CAUSE,
+            "detail": f"{what} (resourceVersion {r.get('resourceVersion')}) rejected by the "
+                      f"destination: {rejection.reason}; the record is in {path}",
+            "fromResourceVersion": r.get("resourceVersion"),
+            "toResourceVersion": r.get("resourceVersion"),
+            "fromTime": r["receivedAt"], "toTime": r["receivedAt"]})
