@@ -11,6 +11,13 @@ from ktrace.output import Column as C, View
 EVIDENCE = ("evidence id of the record that shows it, RESOURCE:SESSION:SEQ — the same in every "
             "database loaded from the recording (`ktrace evidence ID`)")
 
+#: the columns several views share, each declared once
+KIND, NS, NAME = C("kind", "Kind"), C("namespace", "namespace"), C("name", "name")
+POD = C("pod", "the pod's name")
+EVIDENCE_ID = C("evidence_event_id", EVIDENCE, fit="whole")
+FIRST_RECEIVED = C("first_received_at", "the first record's receive time")
+LAST_RECEIVED = C("last_received_at", "the last record's receive time")
+
 STUCK = View("stuck", "a list with one row per stuck object, most telling first", (
     C("kind", "Kind of the object", drop=3),
     C("namespace", "its namespace (none for cluster-scoped kinds)", drop=2),
@@ -25,7 +32,7 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("top_cause", "the best-ranked cause", header="CAUSE", fit="whole"),
     C("causes", "every cause ranked: list of {cause, score, detail, evidence}",
       show="wide", fit="prose"),
-    C("evidence_event_id", EVIDENCE, fit="whole"),
+    EVIDENCE_ID,
     C("cluster", "the cluster it belongs to (each judged at the end of its own data)",
       show="wide"),
     C("stuck_for_at_least", "true when the data has no receive clock (an import of kubectl "
@@ -35,7 +42,7 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
 
 TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod, in order", (
     C("namespace", "the pod's namespace (a workload's pods may span several)", drop=2),
-    C("pod", "the pod's name"),
+    POD,
     C("uid", "the pod's uid (a reused name is two pods)", show="wide"),
     C("step_no", "the step's number in this pod's life", show="wide", header="#"),
     C("step", "created, scheduled, running, ready, deletion_requested, …", fit="whole"),
@@ -44,7 +51,7 @@ TIMELINE = View("timeline", "a list with one row per lifecycle step of each pod,
     C("since_first_s", "seconds since the pod's first step", kind="seconds",
       header="SINCE FIRST", show="wide"),
     C("component", "who made the change (kubelet, kube-scheduler, …)", drop=3),
-    C("evidence_event_id", EVIDENCE, fit="whole"),
+    EVIDENCE_ID,
     C("detail", "what the record says", fit="prose", drop=1),
 ), names=("pod",), kind="pod")
 
@@ -71,7 +78,7 @@ GAPS = View("gaps", "a list of slow steps and stretches the recording did not se
 RACES = View("races", "terminating pods behind a Service: did containers stop before the "
              "endpoint went off", (
     C("namespace", "the pod's namespace"),
-    C("pod", "the pod's name"),
+    POD,
     C("service", "the Service it was behind"),
     C("verdict", "stopped_before_endpoint_off (the race), within_margin, ok, …", fit="whole"),
     C("exposed_s", "seconds the endpoint stayed routable after containers stopped (0 when "
@@ -89,7 +96,7 @@ RACES = View("races", "terminating pods behind a Service: did containers stop be
 
 RACE_SUMMARY = View("race_summary", "per namespace: the distribution and a suggested "
                     "preStop delay", (
-    C("namespace", "namespace"),
+    NS,
     C("pods", "terminating pods behind a Service"),
     C("raced", "of them, containers stopped before the endpoint went off"),
     C("within_margin", "of them, stopped less than --margin after the endpoint went off (a "
@@ -105,7 +112,7 @@ RACE_SUMMARY = View("race_summary", "per namespace: the distribution and a sugge
 
 CAPACITY_DIPS = View("capacity_dips", "stretches a Service had fewer ready endpoints than its "
                      "Deployment wants", (
-    C("namespace", "namespace"),
+    NS,
     C("service", "the Service"),
     C("deployment", "the Deployment behind it"),
     C("desired", "replicas wanted"),
@@ -117,9 +124,9 @@ CAPACITY_DIPS = View("capacity_dips", "stretches a Service had fewer ready endpo
 ))
 
 STATE = View("state", "a list of every object as it was at the moment asked for", (
-    C("kind", "Kind"),
-    C("namespace", "namespace"),
-    C("name", "name"),
+    KIND,
+    NS,
+    NAME,
     C("uid", "uid", show="wide"),
     C("last_event", "type of its last record by then (ADDED, MODIFIED, …)", header="EVENT",
       fit="whole"),
@@ -140,20 +147,20 @@ TOPICS = View("topics", "a list with one row per topic", (
     C("partitions", "partitions", drop=2),
     C("records", "records held"),
     C("first_received_at", "the first record's receive time", drop=1),
-    C("last_received_at", "the last record's receive time"),
+    LAST_RECEIVED,
 ), names=("topic",))
 
 RECORDING = View("recording", "what the database holds", (
     C("records", "records loaded"),
     C("objects", "distinct objects (uids)"),
-    C("first_received_at", "the first record's receive time"),
-    C("last_received_at", "the last record's receive time"),
+    FIRST_RECEIVED,
+    LAST_RECEIVED,
 ))
 
 EXPLAIN = View("explain", "a list with one story per object the target names (a document: csv refused)", (
-    C("kind", "Kind"),
-    C("namespace", "namespace"),
-    C("name", "name"),
+    KIND,
+    NS,
+    NAME,
     C("uid", "uid"),
     C("first_seen", "its first record's receive time"),
     C("last_seen", "its last record's receive time"),
@@ -175,7 +182,7 @@ STORY_STEPS = View("story_steps", "the steps of an explained object (its table)"
     C("step", "what happened", fit="whole"),
     C("component", "who did it", drop=3),
     C("detail", "what the record says", fit="prose", drop=2),
-    C("evidence_event_id", EVIDENCE, fit="whole"),
+    EVIDENCE_ID,
 ))
 
 EVIDENCE_RECORD = View("evidence", "the record (one object, not a list; csv refused)", (
@@ -220,8 +227,6 @@ def _get_view(kind: str, columns: tuple[C, ...], *, age: str = "table") -> View:
     ), names=("name",), kind=kind.lower())
 
 
-NS = C("namespace", "namespace")
-NAME = C("name", "name")
 GET_VIEWS = {
     "Pod": _get_view("Pod", (NS, NAME, C("ready", "ready containers / containers"),
                              C("status", "STATUS as kubectl prints it (Running, "
@@ -282,7 +287,7 @@ INFO_SESSIONS = View("info_sessions", "recorder sessions and kubectl imports", (
     C("records", "records"), C("ended", "whether it ended cleanly (SESSION_END)"),
 ))
 INFO_KINDS = View("info_kinds", "the kinds held", (
-    C("kind", "Kind"), C("resource", "resource (topic suffix)"), C("records", "records"),
+    KIND, C("resource", "resource (topic suffix)"), C("records", "records"),
     C("objects", "distinct objects"), C("at_end", "objects that exist at the end of the data"),
 ))
 INFO_UNSEEN = View("info_unseen", "stretches the recording did not see, by type", (
