@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator
 
 import duckdb
 
@@ -134,6 +134,14 @@ def _by_uid(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 Found = list[tuple[str, Finding]]
+
+
+def _found(rows: list[dict[str, Any]], says: Callable[[dict[str, Any]], Iterable[Finding]]) -> Found:
+    """A finder is a query and what one of its rows says: each finding of each row, with the
+    row's uid."""
+    return [(row["uid"], finding) for row in rows for finding in says(row)]
+
+
 PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (Pending)",
                   "not_ready": "Running but not Ready", "not_created": "Cannot create its pods",
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
@@ -149,29 +157,28 @@ OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Susp
 
 def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """Judged at the end of each object's cluster's data (as ``ktrace stuck`` judges)."""
-    found, rows = [], []
-    for cluster in clusters(con):
-        rows += _causes(con, "problems_at", uids, cluster)
-    for row in rows:
-        state = PROBLEM_STATES.get(row["problem"], "Stuck")
-        lasted = "" if row["clock_known"] else "at least "
-        found.append((row["uid"], Finding(
-            "stuck", f"{state} for {lasted}{_seconds(row['stuck_for_s'])} (since "
-                     f"{_time(row['since'])}{'' if row['clock_known'] else '; the capture has no clock: it ends at its last object time'}):"
-                     f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])))
-    return found
+    return _found(_causes(con, "problems_at", uids), _stuck_says)
 
 
-def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str], cluster: str) -> list[dict[str, Any]]:
+def _stuck_says(row: dict[str, Any]) -> list[Finding]:
+    state = PROBLEM_STATES.get(row["problem"], "Stuck")
+    lasted = "" if row["clock_known"] else "at least "
+    return [Finding("stuck", f"{state} for {lasted}{_seconds(row['stuck_for_s'])} (since "
+                             f"{_time(row['since'])}{'' if row['clock_known'] else '; the capture has no clock: it ends at its last object time'}):"
+                             f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])]
+
+
+def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list[dict[str, Any]]:
     """Every cause ``macro`` (problems_at, pod_outcomes_at) finds for ``uids`` at the end of
-    ``cluster``'s data, with the advice that fits its sub-reason (finding_advice) and whether
+    each cluster's data, with the advice that fits its sub-reason (finding_advice) and whether
     the data has a receive clock (an import without one can only say "at least")."""
-    return _dicts(con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
-                       "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known "
-                       f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
-                       "WHERE list_contains(?, p.uid) AND p.uid IN "
-                       "  (SELECT uid FROM raw_events WHERE cluster = ?)",
-                  [clock_known(con, cluster), data_end(con, cluster), uids, cluster])
+    return [row for cluster in clusters(con) for row in _dicts(
+        con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
+             "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known "
+             f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
+             "WHERE list_contains(?, p.uid) AND p.uid IN "
+             "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+        [clock_known(con, cluster), data_end(con, cluster), uids, cluster])]
 
 
 OUTCOMES = {"evicted": "Evicted", "admission": "Rejected by the kubelet",
@@ -180,52 +187,46 @@ OUTCOMES = {"evicted": "Evicted", "admission": "Rejected by the kubelet",
 
 def _pod_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed)."""
-    rows = []
-    for cluster in clusters(con):
-        rows += _causes(con, "pod_outcomes_at", uids, cluster)
-    return [(r["uid"], Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
-                                          f"{_time(r['since'])}: {r['cause']} — {r['detail']}",
-                               r["evidence"] or [], r["advice"]))
-            for r in rows]
+    return _found(_causes(con, "pod_outcomes_at", uids), lambda r: [
+        Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
+                           f"{_time(r['since'])}: {r['cause']} — {r['detail']}",
+                r["evidence"] or [], r["advice"])])
 
 
 def _findings(con: duckdb.DuckDBPyConnection, uids: list[str], where: str) -> list[dict[str, Any]]:
     """object_findings_at rows of ``uids`` (or of what ``where`` selects), each cluster's
     judged at the end of its data, with the cause's advice."""
-    rows = []
-    for cluster in clusters(con):
-        rows += _dicts(con, "SELECT f.*, finding_advice(f.cause, f.detail) AS advice "
-                            "FROM object_findings_at(?::TIMESTAMP) f "
-                            f"WHERE {where} AND f.uid IN "
-                            "  (SELECT uid FROM raw_events WHERE cluster = ?)",
-                       [data_end(con, cluster), uids, cluster])
-    return rows
+    return [row for cluster in clusters(con) for row in _dicts(
+        con, "SELECT f.*, finding_advice(f.cause, f.detail) AS advice "
+             "FROM object_findings_at(?::TIMESTAMP) f "
+             f"WHERE {where} AND f.uid IN "
+             "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+        [data_end(con, cluster), uids, cluster])]
 
 
 def _object_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """How a finished or waiting workload or volume stands: never stuck (``_stuck`` has the rest)."""
-    return [(r["uid"], Finding("outcome", f"{OUTCOME_STATES.get(r['state'], r['state'])} since "
-                                          f"{_time(r['since'])}: "
-                                          f"{r['cause'] or r['state']} — {r['detail']}",
-                               r["evidence"] or [], r["advice"]))
-            for r in _findings(con, uids, "list_contains(?, f.uid) AND NOT f.stuck")]
+    return _found(_findings(con, uids, "list_contains(?, f.uid) AND NOT f.stuck"), lambda r: [
+        Finding("outcome", f"{OUTCOME_STATES.get(r['state'], r['state'])} since "
+                           f"{_time(r['since'])}: {r['cause'] or r['state']} — {r['detail']}",
+                r["evidence"] or [], r["advice"])])
 
 
 def _drains(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """A Node's or budget's past drains a PodDisruptionBudget held, and whether each then
     got through (one still held at the end is ``_stuck``'s)."""
-    found = []
-    for r in _dicts(con, "SELECT * FROM drain_holds_of(?)", [uids]):
-        evicted = ", ".join(f"{e['pod']} at {_time(e['at'])}" for e in r["evicted"] or [])
-        end = (f"the drain passed at {_time(r['passed_at'])} (every pod it held evicted: {evicted})"
-               if r["passed_at"] is not None else
-               f"not every pod it held was evicted{f' ({evicted})' if evicted else ''}: the drain did "
-               "not get through")
-        found.append((r["uid"], Finding(
-            "drain", f"Drain held for {_seconds(r['held_s'])} ({_time(r['since'])} – "
-                     f"{_time(r['allowed_at'])}): drain_blocked — {r['detail']}. Then allowed; {end}.",
-            r["evidence"] or [])))
-    return found
+    return _found(_dicts(con, "SELECT * FROM drain_holds_of(?)", [uids]), _drain_says)
+
+
+def _drain_says(r: dict[str, Any]) -> list[Finding]:
+    evicted = ", ".join(f"{e['pod']} at {_time(e['at'])}" for e in r["evicted"] or [])
+    end = (f"the drain passed at {_time(r['passed_at'])} (every pod it held evicted: {evicted})"
+           if r["passed_at"] is not None else
+           f"not every pod it held was evicted{f' ({evicted})' if evicted else ''}: the drain did "
+           "not get through")
+    return [Finding("drain", f"Drain held for {_seconds(r['held_s'])} ({_time(r['since'])} – "
+                             f"{_time(r['allowed_at'])}): drain_blocked — {r['detail']}. Then allowed; {end}.",
+                    r["evidence"] or [])]
 
 
 def _claims(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
@@ -252,86 +253,81 @@ def _claims(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 
 
 def _race(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
-    rows = _dicts(con, "SELECT r.*, s.suggested_prestop_s FROM races r "
-                       "LEFT JOIN (SELECT namespace, suggested_prestop_s(quantile_cont("
-                       "  request_to_endpoint_off_s, 0.99), ?) AS suggested_prestop_s "
-                       "  FROM races GROUP BY namespace) s USING (namespace) "
-                       "WHERE list_contains(?, r.uid)", [RACE_MARGIN_S, uids])
-    found = []
-    for r in rows:
-        if r["verdict"] == "stopped_before_endpoint_off":
-            sentence = (f"Race: its containers stopped {_seconds(r['exposed_s'])} before its "
-                        f"endpoint in {r['service']} went off ({r['off_state']}): traffic could "
-                        f"still be routed to a stopped pod.")
-            advice = (f"a preStop delay of {_seconds(r['suggested_prestop_s'])} (the 99th percentile of "
-                      f"deletion → endpoint off in namespace {r['namespace']}, plus "
-                      f"{_seconds(RACE_MARGIN_S)} for kube-proxy) would have kept it serving until "
-                      "its endpoint was gone")
-        elif r["verdict"] == "within_margin":
-            sentence = (f"Race (narrow): its containers stopped {_seconds(-r['exposed_s'])} after "
-                        f"its endpoint in {r['service']} went off — within kube-proxy's margin.")
-            advice = f"a preStop delay of {_seconds(r['suggested_prestop_s'])} would give kube-proxy time"
-        elif r["verdict"] == "ok":
-            sentence = (f"No race: its endpoint in {r['service']} went off "
-                        f"{_seconds(-r['exposed_s'])} before its containers stopped.")
-            advice = None
-        else:
-            sentence = "Race: unknown (the endpoint's or the containers' stop was not seen)."
-            advice = None
-        found.append((r["uid"], Finding("race", sentence,
-                                        [e for e in r["evidence"] if e is not None], advice)))
-    return found
+    return _found(_dicts(con, "SELECT r.*, s.suggested_prestop_s FROM races r "
+                              "LEFT JOIN (SELECT namespace, suggested_prestop_s(quantile_cont("
+                              "  request_to_endpoint_off_s, 0.99), ?) AS suggested_prestop_s "
+                              "  FROM races GROUP BY namespace) s USING (namespace) "
+                              "WHERE list_contains(?, r.uid)", [RACE_MARGIN_S, uids]), _race_says)
+
+
+def _race_says(r: dict[str, Any]) -> list[Finding]:
+    if r["verdict"] == "stopped_before_endpoint_off":
+        sentence = (f"Race: its containers stopped {_seconds(r['exposed_s'])} before its "
+                    f"endpoint in {r['service']} went off ({r['off_state']}): traffic could "
+                    f"still be routed to a stopped pod.")
+        advice = (f"a preStop delay of {_seconds(r['suggested_prestop_s'])} (the 99th percentile of "
+                  f"deletion → endpoint off in namespace {r['namespace']}, plus "
+                  f"{_seconds(RACE_MARGIN_S)} for kube-proxy) would have kept it serving until "
+                  "its endpoint was gone")
+    elif r["verdict"] == "within_margin":
+        sentence = (f"Race (narrow): its containers stopped {_seconds(-r['exposed_s'])} after "
+                    f"its endpoint in {r['service']} went off — within kube-proxy's margin.")
+        advice = f"a preStop delay of {_seconds(r['suggested_prestop_s'])} would give kube-proxy time"
+    elif r["verdict"] == "ok":
+        sentence = (f"No race: its endpoint in {r['service']} went off "
+                    f"{_seconds(-r['exposed_s'])} before its containers stopped.")
+        advice = None
+    else:
+        sentence = "Race: unknown (the endpoint's or the containers' stop was not seen)."
+        advice = None
+    return [Finding("race", sentence, [e for e in r["evidence"] if e is not None], advice)]
 
 
 def _lifecycle(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
-    rows = _dicts(con, "SELECT l.uid, l.restarts, l.stop_verdict, l.first_seen_at, "
-                       "  l.derived_steps, l.pull_s, t.component AS requester, "
-                       "  t.detail AS request_detail, t.evidence_event_id AS request_event, "
-                       "  m.marked "
-                       "FROM pod_lifecycle l LEFT JOIN pod_transitions t "
-                       "  ON t.uid = l.uid AND t.step = 'deletion_requested' "
-                       "LEFT JOIN (SELECT uid, arg_min({'by': component, 'at': time, "
-                       "    'event': evidence_event_id}, step_no) AS marked FROM pod_transitions "
-                       "  WHERE step = 'taint_eviction' GROUP BY uid) m ON m.uid = l.uid "
-                       "WHERE list_contains(?, l.uid)", [uids])
-    found = []
-    for r in rows:
-        uid = r["uid"]
-        if r["first_seen_at"] is not None:
-            found.append((uid, Finding(
-                "recording", f"First seen at {_time(r['first_seen_at'])}, mid-life: "
-                             f"{', '.join(r['derived_steps']) or 'no step'} happened before and "
-                             "are derived from the object's own timestamps (no slow-step "
-                             "verdicts on them).")))
-        if r["requester"] is not None:
-            found.append((uid, Finding("deletion", f"Deletion requested by {r['requester']} "
-                                                   f"({r['request_detail']}).",
-                                       [r["request_event"]])))
-        elif r["marked"] is not None:  # the controller's DELETE follows its Event at once
-            found.append((uid, Finding("deletion", f"Deletion requested by {r['marked']['by']} "
-                                                   f"at {_time(r['marked']['at'])} (its NoExecute "
-                                                   "taint eviction; the deletion itself was not "
-                                                   "recorded).", [r["marked"]["event"]])))
-        if r["stop_verdict"] is not None:
-            killed = r["stop_verdict"].startswith("did not exit on SIGTERM")
-            found.append((uid, Finding("deletion", f"Containers {r['stop_verdict']}.", [],
-                                       "handle SIGTERM in the app, or shorten the grace period"
-                                       if killed else None)))
-        if r["restarts"]:
-            found.append((uid, Finding("restarts", f"Containers restarted {r['restarts']} times "
-                                                   "(see the restarted steps).")))
-        if r["pull_s"] is not None:
-            found.append((uid, Finding("startup", f"Image pull took {_seconds(r['pull_s'])}.")))
-    return found
+    return _found(_dicts(con, "SELECT l.uid, l.restarts, l.stop_verdict, l.first_seen_at, "
+                              "  l.derived_steps, l.pull_s, t.component AS requester, "
+                              "  t.detail AS request_detail, t.evidence_event_id AS request_event, "
+                              "  m.marked "
+                              "FROM pod_lifecycle l LEFT JOIN pod_transitions t "
+                              "  ON t.uid = l.uid AND t.step = 'deletion_requested' "
+                              "LEFT JOIN (SELECT uid, arg_min({'by': component, 'at': time, "
+                              "    'event': evidence_event_id}, step_no) AS marked FROM pod_transitions "
+                              "  WHERE step = 'taint_eviction' GROUP BY uid) m ON m.uid = l.uid "
+                              "WHERE list_contains(?, l.uid)", [uids]), _lifecycle_says)
+
+
+def _lifecycle_says(r: dict[str, Any]) -> Iterator[Finding]:
+    if r["first_seen_at"] is not None:
+        yield Finding("recording", f"First seen at {_time(r['first_seen_at'])}, mid-life: "
+                                   f"{', '.join(r['derived_steps']) or 'no step'} happened before and "
+                                   "are derived from the object's own timestamps (no slow-step "
+                                   "verdicts on them).")
+    if r["requester"] is not None:
+        yield Finding("deletion", f"Deletion requested by {r['requester']} ({r['request_detail']}).",
+                      [r["request_event"]])
+    elif r["marked"] is not None:  # the controller's DELETE follows its Event at once
+        yield Finding("deletion", f"Deletion requested by {r['marked']['by']} "
+                                  f"at {_time(r['marked']['at'])} (its NoExecute "
+                                  "taint eviction; the deletion itself was not "
+                                  "recorded).", [r["marked"]["event"]])
+    if r["stop_verdict"] is not None:
+        killed = r["stop_verdict"].startswith("did not exit on SIGTERM")
+        yield Finding("deletion", f"Containers {r['stop_verdict']}.", [],
+                      "handle SIGTERM in the app, or shorten the grace period" if killed else None)
+    if r["restarts"]:
+        yield Finding("restarts", f"Containers restarted {r['restarts']} times "
+                                  "(see the restarted steps).")
+    if r["pull_s"] is not None:
+        yield Finding("startup", f"Image pull took {_seconds(r['pull_s'])}.")
 
 
 def _gaps(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
-    return [(r["uid"], Finding("slow" if r["category"] == "slow" else "unknown",
-                               f"{r['type']} took {_seconds(r['seconds'])} (threshold "
-                               f"{_seconds(r['threshold_s'])}): {r['detail']}",
-                               [r["evidence_event_id"]] if r["evidence_event_id"] else []))
-            for r in _dicts(con, "SELECT * FROM gaps WHERE list_contains(?, uid) "
-                                 "AND category <> 'unseen' ORDER BY start_at", [uids])]
+    return _found(_dicts(con, "SELECT * FROM gaps WHERE list_contains(?, uid) "
+                              "AND category <> 'unseen' ORDER BY start_at", [uids]), lambda r: [
+        Finding("slow" if r["category"] == "slow" else "unknown",
+                f"{r['type']} took {_seconds(r['seconds'])} (threshold "
+                f"{_seconds(r['threshold_s'])}): {r['detail']}",
+                [r["evidence_event_id"]] if r["evidence_event_id"] else [])])
 
 
 def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
@@ -343,11 +339,10 @@ def _unseen(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
                        "  ON (u.topic IS NULL OR list_contains(l.topics, u.topic)) "
                        "  AND u.start_at <= l.last AND u.end_at >= l.first "
                        "ORDER BY l.uid, u.start_at", [uids])
-    return [(r["uid"], Finding("recording", f"The recording did not see {_time(r['start_at'])} – "
-                                            f"{_time(r['end_at'])} ({r['type']}: {r['detail']}); "
-                                            "what happened to it then is unknown.",
-                               [r["evidence_event_id"]]))
-            for r in rows]
+    return _found(rows, lambda r: [
+        Finding("recording", f"The recording did not see {_time(r['start_at'])} – "
+                             f"{_time(r['end_at'])} ({r['type']}: {r['detail']}); "
+                             "what happened to it then is unknown.", [r["evidence_event_id"]])])
 
 
 def _seconds(value: float | None) -> str:
