@@ -20,6 +20,7 @@ from transports.window import Window
 
 log = logging.getLogger(__name__)
 Index = TypeVar("Index")
+Item = TypeVar("Item")
 #: Yielded by a windowed segment read at a block wholly after ``--until``: the topic's read
 #: stops there, as it would at that block's first record.
 _PAST_WINDOW = object()
@@ -336,11 +337,8 @@ def _read_segment_window(topic: str, index: int, path: str, window: Window,
     known times is given as its index entry instead of its records; with ``wants``, a block
     whose key index entry holds no record it may keep is skipped too (not counted as read,
     as the blocks before the window are not)."""
-    with _opened(path, newest) as opened:
-        if opened is None:
-            yield from _read_segment(topic, index, path, None, counts, newest=newest)
-            return
-        data, header, stat = opened
+    def read(data: mmap.mmap, header: layout.SegmentHeader, stat: os.stat_result
+             ) -> Iterator[Delivery | DeliveryRun | object]:
         found = _time_index(topic, path, data, header, stat, counts)
         unwanted = _unwanted_blocks(topic, path, data, header, stat, counts, wants)
         read_any = False
@@ -370,6 +368,7 @@ def _read_segment_window(topic: str, index: int, path: str, window: Window,
             read_any = True
             yield from _block_records(topic, index, block, header.fingerprint, 0)
         counts.segments_skipped += not read_any
+    return _indexed_or_whole(topic, index, path, None, counts, newest, read)
 
 
 def _unwanted_blocks(topic: str, path: str, data: mmap.mmap, header: layout.SegmentHeader,
@@ -392,11 +391,8 @@ def _read_segment_keyed(topic: str, index: int, path: str, after: int | None, wa
     index (built first when missing or unusable): a block holding none is not read, and of
     a block read only those records are decoded; the rest come as Passed. A segment being
     written, or one that cannot be indexed, is read whole."""
-    with _opened(path, newest) as opened:
-        if opened is None:
-            yield from _read_segment(topic, index, path, after, counts, newest=newest)
-            return
-        data, header, stat = opened
+    def read(data: mmap.mmap, header: layout.SegmentHeader, stat: os.stat_result
+             ) -> Iterator[Delivery | DeliveryRun | Passed]:
         found = _key_index(topic, path, data, header, stat, counts)
         start, first = -1, 0
         if after is not None and layout.split_position(after)[0] == index:
@@ -426,6 +422,21 @@ def _read_segment_keyed(topic: str, index: int, path: str, after: int | None, wa
                 continue
             yield from _wanted_records(topic, index, block, header.fingerprint, entry,
                                        wanted, begin, counts)
+    return _indexed_or_whole(topic, index, path, after, counts, newest, read)
+
+
+def _indexed_or_whole(
+    topic: str, index: int, path: str, after: int | None, counts: ReadCounts, newest: bool,
+    read: Callable[[mmap.mmap, layout.SegmentHeader, os.stat_result], Iterator[Item]],
+) -> Iterator[Item | Delivery | DeliveryRun]:
+    """Segment ``index`` as ``read`` gives it from the segment's mapped bytes, header and stat
+    (through an index); one being written, or one that cannot be indexed (no file, no
+    header), read whole after ``after``, as without an index."""
+    with _opened(path, newest) as opened:
+        if opened is None:
+            yield from _read_segment(topic, index, path, after, counts, newest=newest)
+        else:
+            yield from read(*opened)
 
 
 def _wanted_records(topic: str, index: int, block: layout.Block, fingerprint: bytes,
