@@ -19,7 +19,7 @@ from typing import Iterator
 
 import duckdb
 
-from replayer import projections, typed
+from replayer import projections, schema_template, typed
 from schemas.errors import KtraceError
 
 APPLICATION = "ktrace"
@@ -43,16 +43,17 @@ class DatabaseError(KtraceError):
 def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) a ktrace database for loading, and apply the schema and
     projections."""
-    con = _connect(path)
+    con = _connect_new(path)
     try:
         version = _check_ownership(con, path)
         if version is not None and version < SCHEMA_VERSION and not rebuild:
             raise DatabaseError(_older(path, version))
-        if rebuild:
+        if rebuild and version is not None:
             con.close()
             _remove(path)
-            con = _connect(path)
-        if version is None or rebuild or meta(con, SQL_DIGEST_KEY) != sql_digest():
+            con = _connect_new(path)
+            version = _check_ownership(con, path)
+        if version is None or meta(con, SQL_DIGEST_KEY) != sql_digest():
             apply_sql(con)
         if not projections.current(con):  # a load was interrupted before its last step
             projections.refresh(con)
@@ -220,6 +221,43 @@ def checkpointing_commit(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         yield
     finally:
         con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
+
+
+def _connect_new(path: str) -> duckdb.DuckDBPyConnection:
+    """Connect for loading; a new file starts as a copy of the schema template
+    (``schema_template.py``), checked to be what its name says — else discarded, and the
+    file starts empty (the caller makes the schema)."""
+    name = _template_name()
+    if os.path.exists(path) or not schema_template.copy_to(path, name, _make_template):
+        return _connect(path)
+    con = None
+    try:
+        con = _connect(path)
+        made_by = [meta(con, k) for k in ("application", "schema_version", SQL_DIGEST_KEY)]
+    except (duckdb.Error, DatabaseError):
+        made_by = []
+    if made_by == [APPLICATION, str(SCHEMA_VERSION), sql_digest()]:
+        return con
+    if con is not None:
+        con.close()
+    _remove(path)
+    schema_template.discard(name)
+    return _connect(path)
+
+
+def _template_name() -> str:
+    """What shapes a new database: the schema version, the SQL, the envelope's columns the
+    typed tables are made from, their compressions, and DuckDB's version (its file format)."""
+    return schema_template.key(str(SCHEMA_VERSION), sql_digest(), typed.shape(),
+                               duckdb.__version__)
+
+
+def _make_template(path: str) -> None:
+    con = _connect(path)
+    try:
+        apply_sql(con)
+    finally:
+        con.close()
 
 
 def _connect(path: str, *, read_only: bool = False,

@@ -131,6 +131,12 @@ def create_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return stale
 
 
+def shape() -> str:
+    """What, beside the SQL, decides the typed tables' columns: the envelope batch's
+    columns they are made from, and the compressions of their own."""
+    return f"{EnvelopeBatch().table().schema}\n{sorted(COMPRESSION.items())}"
+
+
 def _definitions(table: str, columns: list[tuple[str, str]]) -> str:
     """The column list of ``CREATE TABLE`` (a table made ``AS`` a query takes no
     compression)."""
