@@ -5,9 +5,10 @@ parsing and binding some 120 views and macros); a copy costs milliseconds — th
 every small load (a window, a namespace, ``incident``).
 
 A template is named by everything that shapes the file (``key``): a ktrace whose schema,
-SQL or DuckDB differ uses a template of its own, never another's. A template is written
-aside and renamed into place, and so is each copy: a crash leaves neither half-made. When
-the cache cannot be written the caller makes the schema in place, as without a template.
+SQL or DuckDB differ uses a template of its own, never another's; the newest few are kept
+(``KEEP``). A template is written aside and renamed into place, and so is each copy: a
+crash leaves neither half-made. When the cache cannot be written, or a copy fails, the
+caller makes the schema in place, as without a template.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Callable
 
 FOLDER = "schema-templates"
+#: Templates kept, the newest made: other ktrace or DuckDB versions in use beside this one
+#: keep theirs, and the folder does not grow with every upgrade (~5 MB each).
+KEEP = 4
 
 
 def key(*inputs: str) -> str:
@@ -64,6 +68,16 @@ def _make(template: Path, make: Callable[[str], None]) -> None:
         made = os.path.join(aside, "template.duckdb")
         make(made)
         os.replace(made, template)  # another process making the same one at once: either wins
+    for older in sorted(template.parent.glob("*.duckdb"), key=_made_at, reverse=True)[KEEP:]:
+        with contextlib.suppress(FileNotFoundError):  # a copy of it under way just fails
+            older.unlink()
+
+
+def _made_at(template: Path) -> float:
+    try:
+        return template.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _copy_aside(template: Path, path: Path) -> None:

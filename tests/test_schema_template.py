@@ -100,3 +100,14 @@ def test_a_template_that_is_not_what_its_name_says_is_refused_and_made_again(
     assert catalogue(str(tmp_path / "after.duckdb")) == catalogue(str(tmp_path / "in-place.duckdb"))
     db.open_db(str(tmp_path / "again.duckdb")).close()
     assert catalogue(str(templates()[0])) == catalogue(str(tmp_path / "in-place.duckdb"))
+
+
+def test_the_newest_templates_are_kept_and_no_more(
+        tmp_path: Path, own_cache: Path, monkeypatch: pytest.MonkeyPatch):
+    for bump in range(schema_template.KEEP + 2):  # as many upgrades, each its own template
+        monkeypatch.setattr(db, "SCHEMA_VERSION", db.SCHEMA_VERSION + 1)
+        db.open_db(str(tmp_path / f"{bump}.duckdb")).close()
+    kept = templates()
+    assert len(kept) == schema_template.KEEP
+    newest = db._template_name()
+    assert schema_template.folder() / f"{newest}.duckdb" in kept
