@@ -1,7 +1,7 @@
 """A new database starts as a copy of a template: an empty database with the schema, the
 projections' tables, views and macros, made once and kept in the user's cache
 (``$XDG_CACHE_HOME/ktrace/schema-templates/``). Making them costs ~0.6 CPU-s (DuckDB
-parsing and binding some 120 views and macros); a copy costs milliseconds — the floor of
+parsing and binding some 90 macros and views); a copy costs milliseconds — the floor of
 every small load (a window, a namespace, ``incident``).
 
 A template is named by everything that shapes the file (``key``): a ktrace whose schema,
