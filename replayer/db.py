@@ -2,7 +2,8 @@
 
 A ktrace database says so in ``ktrace_meta`` (application, schema version). Any other DuckDB
 file — or a file that is not DuckDB at all — is refused rather than written into. Loaders
-open it for writing (``open_db``), which creates or refreshes the schema; analyses open it
+open it for writing (``open_db``), which creates or refreshes the schema (a new file starts
+as a copy of the schema template, ``schema_template.py``); analyses open it
 read-only (``open_readonly``), which writes nothing, so they work on a read-only file and
 beside a follower that releases the file between catch-ups.
 """
@@ -227,8 +228,10 @@ def _connect_new(path: str) -> duckdb.DuckDBPyConnection:
     """Connect for loading; a new file starts as a copy of the schema template
     (``schema_template.py``), checked to be what its name says — else discarded, and the
     file starts empty (the caller makes the schema)."""
+    if os.path.exists(path):
+        return _connect(path)
     name = _template_name()
-    if os.path.exists(path) or not schema_template.copy_to(path, name, _make_template):
+    if not schema_template.copy_to(path, name, _make_template):
         return _connect(path)
     con = None
     try:
