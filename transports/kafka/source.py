@@ -24,14 +24,25 @@ from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, Topic
 from transports.window import Window
 
 log = logging.getLogger(__name__)
-POLL_S = 0.5
+#: A read takes what has arrived: a consume waits for a whole batch or its timeout, so at
+#: 0.5 s each partial batch cost 0.5 s (several a window). Every read ends: none idles.
+POLL_S = 0.02
 #: Messages taken from librdkafka's queue per call.
 CONSUME_BATCH = 5000
-#: Fetching records by position (objects not stored in the database, ``records_at``): how
-#: long the broker may hold a fetch for more data. librdkafka's default, 500 ms, was the
-#: time of every fetch by offset (~500 ms each, idle): the fetch in flight at the
-#: partition's end had to come back before a new offset's could be sent.
+#: The consumer of reads that stop at a point (a window, the scan before it, records by
+#: position, the summary's edges): how long the broker may hold a fetch for more data.
+#: librdkafka's default, 500 ms, was the time of every fetch by offset (~500 ms each,
+#: idle): the fetch in flight at the partition's end had to come back before a new
+#: offset's could be sent.
 POSITION_FETCH_WAIT_MS = 10
+#: ...how much of a partition one fetch takes, and of all partitions it queues ahead: what
+#: lies past a window's end is fetched and dropped (with the whole load's 8 MiB each, most
+#: of the recording after a 100k window: 52k messages handed to Python beside its 9k)...
+POSITION_FETCH_BYTES = 128 * 1024
+POSITION_QUEUE_KB = 1024
+#: ...and how soon it fetches again once its queue has room (librdkafka's 1 s, at such a
+#: queue, was a pause of ~1 s every few batches of a scan).
+POSITION_QUEUE_BACKOFF_MS = 10
 #: Wanted offsets of a partition this close are read in one pass (the messages between them
 #: skipped, not decoded) rather than each sought again.
 POSITION_GAP = 500
@@ -47,8 +58,8 @@ class KafkaSource:
         registry = settings.schema_registry
         self._decoder = ValueDecoder(RegistryClient(registry) if registry else None)
         self._consumer = Consumer(_consumer_config(settings))
-        #: the consumer of fetches by position, made at the first (its short fetch wait
-        #: would make a following read poll the broker a hundred times a second)
+        #: the consumer of reads that stop at a point, made at the first (its short fetch
+        #: wait would make a read to the partitions' ends poll the broker at their ends)
         self._by_position: Consumer | None = None
         self._position_topics: set[str] = set()  # whose metadata it has
         self._closed = False
@@ -76,14 +87,18 @@ class KafkaSource:
         partitions = self._partitions(topics)
         if not partitions:
             return
+        # a read to a point stops where the whole load's fetch-ahead would run on
+        consumer = self._consumer if window.until_us is None else self._stopping(topics)
         marks = {key: self._watermarks(*key) for key in partitions}
         ends = {key: high for key, (_, high) in marks.items()}
         starts = self._starts(marks, after or {}, window.since_us)
-        assigned = [TopicPartition(t, p, o) for (t, p), o in starts.items()]
-        self._consumer.assign(assigned)
-        self._consumer.resume(assigned)  # a partition an earlier read paused stays paused
+        remaining = {key for key, start in starts.items() if start < ends[key]}
+        # the partitions with nothing to read left out: an idle one's fetch would be held
+        # at the broker while the others' wait behind it
+        assigned = [TopicPartition(*key, starts[key]) for key in remaining]
+        consumer.assign(assigned)
+        consumer.resume(assigned)  # a partition an earlier read paused stays paused
         try:
-            remaining = {key for key, start in starts.items() if start < ends[key]}
             stopped: set[PartitionKey] = set()
             fingerprint = repository.current().fingerprint if runs else None
             bounded = window.bounded  # asked once: most reads have no window
@@ -91,7 +106,7 @@ class KafkaSource:
             wanted = _Wanted(wants) if runs and not bounded and wants is not None else None
             while remaining:
                 pending = _Pending()
-                for message in self._consumer.consume(CONSUME_BATCH, timeout=POLL_S):
+                for message in consumer.consume(CONSUME_BATCH, timeout=POLL_S):
                     key = (message.topic(), message.partition())
                     if key in stopped:
                         self.outside_window += 1
@@ -110,8 +125,8 @@ class KafkaSource:
                     value = message.value() or b""
                     found = _envelope(value, headers, fingerprint)
                     if found is not None:  # an envelope-only record: taken into a run
-                        if bounded and self._outside(window, found.received_at, key, stopped,
-                                                     remaining):
+                        if bounded and self._outside(consumer, window, found.received_at,
+                                                     key, stopped, remaining):
                             continue
                         yield from pending.add(key, message.offset(), found, value)
                         continue
@@ -121,13 +136,13 @@ class KafkaSource:
                     if getattr(delivery.error, "retryable", False):
                         # The rest of this partition waits for the next read, which starts
                         # again at this record (the loader keeps its position before it).
-                        self._stop(key, stopped, remaining)
+                        _stop(consumer, key, stopped, remaining)
                         yield delivery
                         continue
                     # (before the window's start too: the seek used append times, which
                     # come after receive times)
                     if record is not None and bounded and self._outside(
-                            window, record["receivedAt"], key, stopped, remaining):
+                            consumer, window, record["receivedAt"], key, stopped, remaining):
                         continue
                     yield delivery
                 yield from pending.take()
@@ -135,30 +150,32 @@ class KafkaSource:
             # no fetch left waiting at the partitions' ends: a request after it (the next
             # read's offsets, ~0.9 s each behind one) would wait for its long poll
             if not self._closed:
-                self._consumer.unassign()
+                consumer.unassign()
 
     def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
         """A scan of each partition from its beginning up to ``before_us``, envelopes only:
         a topic has no index by object (and a compacted one, which would be, is not what
         the recorder writes), and no bound on how far back an object's last version lies
-        (an object listed when the recording began and unchanged since)."""
+        (an object listed when the recording began and unchanged since). Telling the
+        objects apart by key and header first, to decode only the last versions, cost as
+        much: the fetch and the messages' headers, not the envelopes, are the scan's CPU
+        (docs/performance.md, "A window")."""
         return versions.scan(self.read(topics, window=Window.ending_before(before_us), runs=True))
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
+        marks = {key: self._watermarks(*key) for key in self._partitions(topics)}
+        held = {key: (low, high) for key, (low, high) in marks.items() if high > low}
+        # each partition's first and last record, all partitions' in one read each
+        edges = [self._one_each({key: low for key, (low, _) in held.items()}),
+                 self._one_each({key: high - 1 for key, (_, high) in held.items()})]
         summaries = []
         for topic in topics:
-            partitions = self._partitions([topic])
-            count, first, last = 0, None, None
-            for key in partitions:
-                begin, end = self._watermarks(*key)
-                count += end - begin
-                for offset in {begin, end - 1} if end > begin else ():
-                    record = self.record_at(*key, offset)
-                    if record is not None:
-                        t = record["receivedAt"]
-                        first = t if first is None else min(first, t)
-                        last = t if last is None else max(last, t)
-            summaries.append(TopicSummary(topic, len(partitions), count, first, last))
+            keys = [key for key in marks if key[0] == topic]
+            times = [record["receivedAt"] for found in edges for key in keys
+                     if (record := found.get(key)) is not None]
+            summaries.append(TopicSummary(
+                topic, len(keys), sum(marks[k][1] - marks[k][0] for k in keys),
+                min(times, default=None), max(times, default=None)))
         return summaries
 
     def close(self) -> None:
@@ -180,20 +197,31 @@ class KafkaSource:
         wanted = sorted(o for o in found if low <= o < high)
         if not wanted:
             return found
-        if self._by_position is None:
-            self._by_position = Consumer({**_consumer_config(self._settings),
-                                          "fetch.wait.max.ms": POSITION_FETCH_WAIT_MS})
-        if topic not in self._position_topics:
-            # asked for now: librdkafka learns a newly assigned topic's leader on a 1 s
-            # timer (each topic's first fetch took ~1 s)
-            self._position_topics.add(topic)
-            try:
-                self._by_position.list_topics(topic, timeout=self._settings.connect_timeout_s + 5)
-            except KafkaException as exc:
-                raise TransportError(f"Kafka {topic}: metadata unavailable "
-                                     f"({exc.args[0].str()})") from exc
+        self._stopping([topic])
         for stretch in _stretches(wanted, POSITION_GAP):
             self._read_stretch(topic, partition, stretch, high, found)
+        return found
+
+    def _one_each(self, at: Mapping[PartitionKey, int]) -> dict[PartitionKey, dict | None]:
+        """The record at one offset of each of several partitions, read together: one fetch
+        for them all, not a seek and a wait each (None where nothing came in time)."""
+        found: dict[PartitionKey, dict | None] = dict.fromkeys(at)
+        if not at:
+            return found
+        consumer = self._stopping(sorted({topic for topic, _ in at}))
+        assigned = [TopicPartition(t, p, o) for (t, p), o in at.items()]
+        consumer.assign(assigned)
+        consumer.resume(assigned)  # a partition an earlier read paused stays paused
+        waiting, deadline = set(at), time.monotonic() + POSITION_TIMEOUT_S
+        try:
+            while waiting and time.monotonic() < deadline:
+                for message in consumer.consume(CONSUME_BATCH, timeout=BOUNDED_POLL_S):
+                    key = (message.topic(), message.partition())
+                    if message.error() is None and key in waiting:
+                        waiting.discard(key)  # the partition's next messages are dropped
+                        found[key] = _decode(message, self._decoder).record
+        finally:
+            consumer.unassign()
         return found
 
     def _read_stretch(self, topic: str, partition: int, stretch: list[int], high: int,
@@ -203,7 +231,9 @@ class KafkaSource:
         are never seen and stay None."""
         consumer, wanted = self._by_position, set(stretch)
         assert consumer is not None
-        consumer.assign([TopicPartition(topic, partition, stretch[0])])
+        assigned = [TopicPartition(topic, partition, stretch[0])]
+        consumer.assign(assigned)
+        consumer.resume(assigned)  # a window's read may have paused it
         next_offset, end = stretch[0], min(stretch[-1], high - 1)
         while next_offset <= end:
             # exactly the messages up to ``end``: a batch asked for more waits its timeout
@@ -216,6 +246,27 @@ class KafkaSource:
                 if message.offset() in wanted:
                     found[message.offset()] = _decode(message, self._decoder).record
             next_offset = max(next_offset, read[-1].offset() + 1)
+
+    def _stopping(self, topics: Sequence[str]) -> Consumer:
+        """The consumer of reads that stop at a point, with the leaders of ``topics``."""
+        if self._by_position is None:
+            self._by_position = Consumer({
+                **_consumer_config(self._settings), "fetch.wait.max.ms": POSITION_FETCH_WAIT_MS,
+                "max.partition.fetch.bytes": POSITION_FETCH_BYTES,
+                "queued.max.messages.kbytes": POSITION_QUEUE_KB,
+                "fetch.queue.backoff.ms": POSITION_QUEUE_BACKOFF_MS})
+        for topic in topics:
+            if topic in self._position_topics:
+                continue
+            # asked for now: librdkafka learns a newly assigned topic's leader on a 1 s
+            # timer (each topic's first fetch took ~1 s)
+            self._position_topics.add(topic)
+            try:
+                self._by_position.list_topics(topic, timeout=self._settings.connect_timeout_s + 5)
+            except KafkaException as exc:
+                raise TransportError(f"Kafka {topic}: metadata unavailable "
+                                     f"({exc.args[0].str()})") from exc
+        return self._by_position
 
     def _metadata(self) -> dict:
         try:
@@ -266,22 +317,24 @@ class KafkaSource:
                 starts[key] = low
         return starts
 
-    def _outside(self, window: Window, received_us: int, key: PartitionKey,
-                 stopped: set[PartitionKey], remaining: set[PartitionKey]) -> bool:
+    def _outside(self, consumer: Consumer, window: Window, received_us: int,
+                 key: PartitionKey, stopped: set[PartitionKey],
+                 remaining: set[PartitionKey]) -> bool:
         """Whether a message received at ``received_us`` lies outside ``window`` (counted
         in ``outside_window``); one past its end stops its partition's read."""
         if received_us in window:
             return False
         self.outside_window += 1
         if window.past_end(received_us):
-            self._stop(key, stopped, remaining)
+            _stop(consumer, key, stopped, remaining)
         return True
 
-    def _stop(self, key: PartitionKey, stopped: set[PartitionKey],
-              remaining: set[PartitionKey]) -> None:
-        self._consumer.pause([TopicPartition(*key)])
-        stopped.add(key)
-        remaining.discard(key)
+
+def _stop(consumer: Consumer, key: PartitionKey, stopped: set[PartitionKey],
+          remaining: set[PartitionKey]) -> None:
+    consumer.pause([TopicPartition(*key)])
+    stopped.add(key)
+    remaining.discard(key)
 
 
 def _consumer_config(settings: KafkaSettings) -> dict[str, object]:
