@@ -9,6 +9,7 @@ import shutil
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pytest
@@ -25,7 +26,7 @@ from replayer.replay import follow, replay
 from transports.kafka.settings import KafkaSettings
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
-from transports.source import DeliveryRun
+from transports.source import DeliveryRun, Source
 from transports.window import Window
 from tests.replayer_data import recorded_records, recording, rows, send_recorded
 
@@ -34,26 +35,43 @@ from tests.replayer_data import recorded_records, recording, rows, send_recorded
 WINDOW = (0.5, 0.8)
 
 
-def _load(directory: Path, path: Path, since_us: int | None, until_us: int
-          ) -> duckdb.DuckDBPyConnection:
+def _load(open_source: Callable[[], Source], prefix: str, path: Path, since_us: int | None,
+          until_us: int | None) -> duckdb.DuckDBPyConnection:
     con = db.open_db(str(path))
-    replay(LocalLogSource(str(directory)), con, source_name="w", prefix="ktrace",
-           window=Window(since_us, until_us))
+    source = open_source()
+    try:
+        replay(source, con, source_name="w", prefix=prefix, window=Window(since_us, until_us))
+    finally:
+        source.close()
     return con
 
 
-@pytest.fixture(params=["scenarios", "pending"])
+def _local(directory: Path) -> Callable[[], Source]:
+    return functools.partial(LocalLogSource, str(directory))
+
+
+@pytest.fixture(params=["scenarios", "pending", pytest.param("kafka", marks=pytest.mark.kafka)])
 def loads(request: pytest.FixtureRequest, tmp_path: Path):
     """(window load, reference load up to the window's end, since, until): the reference
-    holds everything received up to the window's end — what a whole load knows then."""
-    directory = tmp_path / "log"
-    shutil.copytree(recording(request.param), directory)  # its time index is written beside
-    source = LocalLogSource(str(directory))
-    times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
-                   if d.record is not None)
+    holds everything received up to the window's end — what a whole load knows then. From
+    the local log of each recording, and from Kafka (the scenarios' records sent at once:
+    each appended long after it was received, as a spooled recording is)."""
+    if request.param == "kafka":
+        settings = KafkaSettings(bootstrap=request.getfixturevalue("kafka_bootstrap"))
+        prefix = request.getfixturevalue("unique_topic_prefix")
+        send_recorded(settings, prefix)
+        times = sorted(record["receivedAt"] for _, record in recorded_records())
+        open_source: Callable[[], Source] = functools.partial(KafkaSource, settings)
+    else:
+        directory = tmp_path / "log"
+        shutil.copytree(recording(request.param), directory)  # its time index is written beside
+        prefix, open_source = "ktrace", _local(directory)
+        source = open_source()
+        times = sorted(d.record["receivedAt"] for d in source.read(source.topics(prefix))
+                       if d.record is not None)
     since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
-    window = _load(directory, tmp_path / "window.duckdb", since_us, until_us)
-    whole = _load(directory, tmp_path / "whole.duckdb", None, until_us)
+    window = _load(open_source, prefix, tmp_path / "window.duckdb", since_us, until_us)
+    whole = _load(open_source, prefix, tmp_path / "whole.duckdb", None, until_us)
     yield window, whole, _utc(since_us), _utc(until_us)
     window.close()
     whole.close()
@@ -159,7 +177,7 @@ def test_a_first_window_load_stopped_inside_the_state_takes_the_rest_when_run_ag
     times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
                    if d.record is not None)
     since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
-    clean = _load(directory, tmp_path / "clean.duckdb", since_us, until_us)
+    clean = _load(_local(directory), "ktrace", tmp_path / "clean.duckdb", since_us, until_us)
     versions = rows(clean, "SELECT count(*) FROM raw_events WHERE received_at < ?",
                     _utc(since_us))[0][0]
     con = db.open_db(str(tmp_path / "stopped.duckdb"))
@@ -183,7 +201,7 @@ def test_a_follower_of_a_window_takes_the_state_at_its_start(tmp_path: Path):
     times = sorted(d.record["receivedAt"] for d in source.read(source.topics("ktrace"))
                    if d.record is not None)
     since_us = times[int(len(times) * WINDOW[0])]
-    loaded = _load(directory, tmp_path / "window.duckdb", since_us, None)
+    loaded = _load(_local(directory), "ktrace", tmp_path / "window.duckdb", since_us, None)
     stop = threading.Event()
     follow(LocalLogSource(str(directory)), str(tmp_path / "follower.duckdb"), source_name="w",
            prefix="ktrace", window=Window(since_us), stop=stop, on_caught_up=lambda _: stop.set())
@@ -206,7 +224,7 @@ def test_from_kafka_a_window_loads_the_same_state_at_its_start(
     shutil.copytree(recording("scenarios"), directory)
     times = sorted(record["receivedAt"] for _, record in recorded_records())
     since_us, until_us = (times[int(len(times) * share)] for share in WINDOW)
-    local = _load(directory, tmp_path / "local.duckdb", since_us, until_us)
+    local = _load(_local(directory), "ktrace", tmp_path / "local.duckdb", since_us, until_us)
     from_kafka = db.open_db(str(tmp_path / "kafka.duckdb"))
     source = KafkaSource(settings)
     try:
