@@ -215,7 +215,7 @@ class KafkaSource:
         waiting, deadline = set(at), time.monotonic() + POSITION_TIMEOUT_S
         try:
             while waiting and time.monotonic() < deadline:
-                for message in consumer.consume(CONSUME_BATCH, timeout=BOUNDED_POLL_S):
+                for message in consumer.consume(CONSUME_BATCH, timeout=POLL_S):
                     key = (message.topic(), message.partition())
                     if message.error() is None and key in waiting:
                         waiting.discard(key)  # the partition's next messages are dropped
