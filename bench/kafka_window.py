@@ -1,0 +1,58 @@
+"""What a window of a Kafka recording costs the source, step by step (wall and CPU, the
+client's librdkafka threads included): finding the window (``summarize``: each partition's
+first and last record), the state at its start (``replayer.window_start``: a scan of every
+earlier record) and the window's own read. The load beside the whole is the bench's
+``window`` and ``replay`` phases. ``python -m bench.kafka_window BOOTSTRAP [--prefix P]``;
+the window is ``phases.WINDOW``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Callable, TypeVar
+
+from bench.phases import WINDOW
+from replayer.record_filter import RecordFilter
+from replayer.window_start import state_at
+from transports.kafka.settings import KafkaSettings
+from transports.kafka.source import KafkaSource
+from transports.window import Window
+
+T = TypeVar("T")
+
+
+def timed(step: str, run: Callable[[], T]) -> T:
+    wall, cpu = time.perf_counter(), time.process_time()
+    found = run()
+    print(f"{step}: {time.perf_counter() - wall:.2f} s, {time.process_time() - cpu:.2f} CPU-s")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.kafka_window",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("bootstrap", help="the broker, HOST:PORT")
+    parser.add_argument("--prefix", default="ktrace", help="the recording's topic prefix")
+    opts = parser.parse_args(argv)
+    source = KafkaSource(KafkaSettings(bootstrap=opts.bootstrap))
+    try:
+        topics = source.topics(opts.prefix)
+        summaries = timed("finding the window", lambda: source.summarize(topics))
+        first = min(s.first_received_us for s in summaries if s.first_received_us is not None)
+        last = max(s.last_received_us for s in summaries if s.last_received_us is not None)
+        since_us, until_us = (first + int((last - first) * share) for share in WINDOW)
+        objects = timed("the state at its start", lambda: sum(
+            len(run.offsets) for run in state_at(source, opts.prefix, RecordFilter(), since_us)))
+        records = timed("the window's read", lambda: sum(
+            len(getattr(item, "offsets", (item,)))
+            for item in source.read(topics, window=Window(since_us, until_us), runs=True)))
+        print(f"{objects:,} objects at its start, {records:,} records in it, "
+              f"{source.outside_window:,} messages fetched and dropped outside it")
+    finally:
+        source.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
