@@ -60,8 +60,8 @@ class KafkaSource:
         self._consumer = Consumer(_consumer_config(settings))
         #: the consumer of reads that stop at a point, made at the first (its short fetch
         #: wait would make a read to the partitions' ends poll the broker at their ends)
-        self._by_position: Consumer | None = None
-        self._position_topics: set[str] = set()  # whose metadata it has
+        self._stopping_consumer: Consumer | None = None
+        self._stopping_topics: set[str] = set()  # whose metadata it has
         self._closed = False
         #: messages a windowed read fetched and dropped: before its start (after the seek by
         #: append time) or past its end (until the partition's fetches stopped)
@@ -181,8 +181,8 @@ class KafkaSource:
     def close(self) -> None:
         self._closed = True
         self._consumer.close()
-        if self._by_position is not None:
-            self._by_position.close()
+        if self._stopping_consumer is not None:
+            self._stopping_consumer.close()
 
     def record_at(self, topic: str, partition: int, offset: int) -> dict | None:
         """The record at ``offset``: a fetch by offset (None once retention removed it)."""
@@ -229,7 +229,7 @@ class KafkaSource:
         """Read from ``stretch[0]`` through its last offset, decoding the wanted ones. A
         removed start resets to the partition's earliest record: the offsets before it
         are never seen and stay None."""
-        consumer, wanted = self._by_position, set(stretch)
+        consumer, wanted = self._stopping_consumer, set(stretch)
         assert consumer is not None
         assigned = [TopicPartition(topic, partition, stretch[0])]
         consumer.assign(assigned)
@@ -249,24 +249,25 @@ class KafkaSource:
 
     def _stopping(self, topics: Sequence[str]) -> Consumer:
         """The consumer of reads that stop at a point, with the leaders of ``topics``."""
-        if self._by_position is None:
-            self._by_position = Consumer({
+        consumer = self._stopping_consumer
+        if consumer is None:
+            consumer = self._stopping_consumer = Consumer({
                 **_consumer_config(self._settings), "fetch.wait.max.ms": POSITION_FETCH_WAIT_MS,
                 "max.partition.fetch.bytes": POSITION_FETCH_BYTES,
                 "queued.max.messages.kbytes": POSITION_QUEUE_KB,
                 "fetch.queue.backoff.ms": POSITION_QUEUE_BACKOFF_MS})
         for topic in topics:
-            if topic in self._position_topics:
+            if topic in self._stopping_topics:
                 continue
             # asked for now: librdkafka learns a newly assigned topic's leader on a 1 s
             # timer (each topic's first fetch took ~1 s)
-            self._position_topics.add(topic)
+            self._stopping_topics.add(topic)
             try:
-                self._by_position.list_topics(topic, timeout=self._settings.connect_timeout_s + 5)
+                consumer.list_topics(topic, timeout=self._settings.connect_timeout_s + 5)
             except KafkaException as exc:
                 raise TransportError(f"Kafka {topic}: metadata unavailable "
                                      f"({exc.args[0].str()})") from exc
-        return self._by_position
+        return consumer
 
     def _metadata(self) -> dict:
         try:
