@@ -80,6 +80,13 @@ def test_races_and_state(dbfile: str):
     sections = json.loads(out.output)
     assert [r["verdict"] for r in sections["races"]] == ["stopped_before_endpoint_off"] * 3
     assert sections["race_summary"][0]["suggested_prestop_s"] == 3
+    # --since: the pods whose deletion was requested from then on, summarised alone
+    requested = sorted(r["deletion_requested_at"] for r in sections["races"])
+    out = run("races", "-n", "race", "--since", requested[1], "--db", dbfile, "-o", "json")
+    recent = json.loads(out.output)
+    assert [r["pod"] for r in recent["races"]] == [
+        r["pod"] for r in sections["races"] if r["deletion_requested_at"] >= requested[1]]
+    assert len(recent["races"]) == 2 and recent["race_summary"][0]["pods"] == 2
     out = run("state", "--at", "2026-11-30T07:12:00Z", "--kind", "Pod", "-n", "hold",
               "--db", dbfile, "-o", "csv")
     assert [l.split(",")[2] for l in out.output.splitlines()[1:]] == ["busy", "held", "hooked"]

@@ -231,10 +231,14 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None
 @duration_option("--margin", default=RACE_MARGIN_S, allow_zero=True,
                  help="Dataplane margin: containers stopping this soon after the endpoint went "
                    "off are flagged too.")
+@click.option("--since", metavar="TIME",
+              help=f"Only pods whose deletion was requested from then on (and dips that "
+                   f"ended then or later): {TIME_FORMS}.")
 @scope_options
 @with_db
 @sections_output_options
-def races(margin: float, namespace: str | None, cluster: str | None, con, out: Output) -> None:
+def races(margin: float, since: str | None, namespace: str | None, cluster: str | None, con,
+          out: Output) -> None:
     """Terminating pods whose containers stopped before (or just after) their endpoint went
     off, the distribution with a suggested preStop delay, and capacity dips.
 
@@ -243,10 +247,11 @@ def races(margin: float, namespace: str | None, cluster: str | None, con, out: O
     \b
       ktrace races --db demo.duckdb
       ktrace races -n shop --margin 500ms -o json
+      ktrace races --since end-10m
       ktrace races -o csv --output-dir races/"""
     from replayer.analyses.findings import race_sections
-    print_sections(race_sections(con, namespace=namespace, cluster=cluster, margin_s=margin),
-                   out)
+    print_sections(race_sections(con, namespace=namespace, cluster=cluster, margin_s=margin,
+                                 since=moment(since, con)), out)
 
 
 @click.command(short_help="Every object as it was at a moment.")

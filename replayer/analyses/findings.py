@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -25,11 +26,12 @@ class Section:
 
 
 def race_sections(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
-                  cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S
-                  ) -> list[Section]:
+                  cluster: str | None = None, margin_s: float = DEFAULT_MARGIN_S,
+                  since: datetime | None = None) -> list[Section]:
     """What ``ktrace races`` prints: every terminating pod behind a Service, the
-    distribution with a suggested preStop delay, and the capacity dips."""
-    scope = {"namespace": namespace, "cluster": cluster}
+    distribution with a suggested preStop delay, and the capacity dips (``since``: of the
+    stretch from then on)."""
+    scope = {"namespace": namespace, "cluster": cluster, "since": since}
     return [
         Section("races", "Terminating pods behind a Service",
                 *races(con, **scope, margin_s=margin_s)),
