@@ -29,6 +29,14 @@ from transports.window import Window
 
 Result = dict[str, Any]
 QUERY_RUNS = 3
+#: The recent stretch ``races_recent`` asks about: the last this many records. At a steady
+#: rate a fixed-length window (``races --since end-10m``) holds a fixed count of records,
+#: so its cost must not grow with the recording before it.
+RECENT_RECORDS = 50_000
+#: The moment ``stuck_at_100k`` judges at: when this many records had been received. The
+#: workloads are cloned clone after clone (bench/workload.py), so at every size the same
+#: objects are live then; only the history after it grows.
+MOMENT_RECORDS = 100_000
 #: The window ``window`` loads, as shares of the recording's receive-time span: the middle
 #: tenth, so a start and an end inside the data (the seek and the stop) are both measured.
 WINDOW = (0.45, 0.55)
@@ -133,23 +141,40 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
     start = time.perf_counter()
     con = db.open_readonly(database)  # as every analysis opens it: nothing written
     opened_ms = (time.perf_counter() - start) * 1000
+    recent, moment = (_nth_newest(con, RECENT_RECORDS), _nth_oldest(con, MOMENT_RECORDS))
     analyses: dict[str, Callable[[], Any]] = {
         "stuck": lambda: stuck(con).rows,
+        "stuck_at_100k": lambda: stuck(con, at=moment).rows,
         "races": lambda: races(con),
+        "races_recent": lambda: races(con, since=recent),
         "timeline": lambda: timeline(con, f"deploy/{deployment}", namespace),
         "gaps": lambda: gaps(con),
     }
     result: Result = {"open_ms": opened_ms, "events": con.execute(
         "SELECT count(*) FROM raw_events").fetchone()[0]}
     for name, run in analyses.items():
-        times, rows = [], 0
+        times, cpu, rows = [], [], 0
         for _ in range(QUERY_RUNS):
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             rows = len(run()[1])
             times.append((time.perf_counter() - began) * 1000)
-        result[name] = {"first_ms": times[0], "median_ms": statistics.median(times), "rows": rows}
+            cpu.append((time.process_time() - began_cpu) * 1000)
+        result[name] = {"first_ms": times[0], "median_ms": statistics.median(times),
+                        "median_cpu_ms": statistics.median(cpu), "rows": rows}
     con.close()
     return result
+
+
+def _nth_newest(con: duckdb.DuckDBPyConnection, n: int) -> Any:
+    """The receive time of the ``n``-th newest record (the first when there are fewer)."""
+    return con.execute("SELECT min(received_at) FROM (SELECT received_at FROM raw_events "
+                       "ORDER BY received_at DESC LIMIT ?)", [n]).fetchone()[0]
+
+
+def _nth_oldest(con: duckdb.DuckDBPyConnection, n: int) -> Any:
+    """The receive time of the ``n``-th oldest record (the last when there are fewer)."""
+    return con.execute("SELECT max(received_at) FROM (SELECT received_at FROM raw_events "
+                       "ORDER BY received_at LIMIT ?)", [n]).fetchone()[0]
 
 
 PHASES: dict[str, Callable[..., Result]] = {

@@ -6,7 +6,12 @@ from typing import Any
 
 from bench import follow, namespace
 
-ANALYSES = ("stuck", "races", "timeline", "gaps")
+ANALYSES = ("stuck", "stuck_at_100k", "races", "races_recent", "timeline", "gaps")
+#: The growth target's measures: a moment or a recent stretch, whose answer is the same
+#: at every size (docs/performance.md). ``stuck`` at the end judges every object live at
+#: the end and ``races`` every pod ever deleted; both grow with the workload's live
+#: objects and its history, and are reported beside them, not in the target.
+GROWTH_TARGET = ("stuck_at_100k", "races_recent", "timeline", "gaps")
 LABELS = {"recorder": "recorder → Kafka", "recorder_local": "recorder → log",
           "recorder_baseline": "json → JSON lines",
           "replay": "Kafka → DuckDB", "replay_stored": "… objects stored",
@@ -186,9 +191,11 @@ def targets(s: dict[str, Any]) -> dict[str, dict[str, Any]]:
         at_1m = s["query_events"] >= 1_000_000
         slowest = max(max(s["query_ms"].values()), max(s["query_first_ms"].values()))
         ratios = s["query_growth"].get("ratio")
+        held = ratios and max(ratios[n] for n in GROWTH_TARGET)
         found |= {
-            "query_growth": target(max(ratios.values()) <= 2 if at_1m and ratios else None,
-                                   ratios and max(ratios.values()), "within 2x from 100k to 1M events"),
+            "query_growth": target(held <= 2 if at_1m and ratios else None, held,
+                                   "within 2x from 100k to 1M events (a moment or a recent "
+                                   "stretch: " + ", ".join(GROWTH_TARGET) + ")"),
             "queries": target(slowest < 500 if at_1m else None, round(slowest, 1),
                               f"< 500 ms on 1M events (measured on {s['query_events']:,})"),
         }
@@ -235,7 +242,7 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
     if (q := run["queries"]) is not None:
         lines += ["", f"analyses on {q['events']:,} events (open {q['open_ms']:.0f} ms; "
                       "first run / median of 3):"]
-        lines += [f"  {name:<9} {q[name]['first_ms']:>8.0f} ms {q[name]['median_ms']:>8.0f} ms "
+        lines += [f"  {name:<13} {q[name]['first_ms']:>8.0f} ms {q[name]['median_ms']:>8.0f} ms "
                   f"{q[name]['rows']:>8,} rows" for name in ANALYSES]
     lines += ["", "targets:"] + [f"  {'met' if t['met'] else 'not measured' if t['met'] is None else 'MISSED':<12} "
                                  f"{name:<26} {t['value']!s:>10}   {t['goal']}"
