@@ -57,7 +57,7 @@ def open_db(path: str, *, rebuild: bool = False) -> duckdb.DuckDBPyConnection:
         if version is None or meta(con, SQL_DIGEST_KEY) != sql_digest():
             apply_sql(con)
         if not projections.current(con):  # a load was interrupted before its last step
-            projections.refresh(con)
+            _refresh(con)
     except BaseException:
         con.close()
         raise
@@ -183,7 +183,19 @@ def apply_sql(con: duckdb.DuckDBPyConnection) -> None:
                         "('schema_version', ?)", [APPLICATION, str(SCHEMA_VERSION)])
     set_meta(con, SQL_DIGEST_KEY, sql_digest())
     projections.rescope_all(con)  # the projection tables were made again, empty
-    projections.refresh(con)
+    _refresh(con)
+
+
+def _refresh(con: duckdb.DuckDBPyConnection) -> None:
+    """``projections.refresh`` in a transaction of its own (no checkpoint inside it may move
+    the rows it appends: sql/refreshed_from.sql)."""
+    con.begin()
+    try:
+        projections.refresh(con)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 def _make_typed_tables(con: duckdb.DuckDBPyConnection) -> bool:

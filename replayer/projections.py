@@ -41,6 +41,9 @@ from replayer import typed
 from schemas.errors import KtraceError
 
 PROJECTED_THROUGH = "projected_through"
+#: The variable a keyed table model's refresh names the first rowid of its rows by
+#: (followed by the model's name; read by sql/refreshed_from.sql).
+REFRESHED_FROM = "ktrace_refreshed_from_"
 TOUCHED = "_touched_pods"
 #: The first step of a refresh: the objects to recompute found.
 SCOPE_STEP = "(scope)"
@@ -91,8 +94,10 @@ class Model:
         name = self.name
         if self.materialisation != "table":
             return []
-        if self.key:
-            return [f"DELETE FROM {name} WHERE {self.key} IN (SELECT uid FROM projection_scope)",
+        if self.key:  # the scope's rows appended after every other: see sql/refreshed_from.sql
+            return [f"SET VARIABLE {REFRESHED_FROM}{name} = "
+                    f"(SELECT coalesce(max(rowid) + 1, 0) FROM {name})",
+                    f"DELETE FROM {name} WHERE {self.key} IN (SELECT uid FROM projection_scope)",
                     f"INSERT INTO {name} SELECT * FROM {name}_computed"]
         # its SELECT reads the table: computed aside before the table is emptied
         return [f"CREATE OR REPLACE TEMP TABLE refreshed_{name} AS FROM {name}_computed",
@@ -239,5 +244,8 @@ def refreshing(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, int]]:
                 written += result[0]
         yield model.name, written
     con.execute("DELETE FROM projection_scope")
+    for model in ordered_models():
+        if model.key:  # a later statement on this connection reads every row again
+            con.execute(f"RESET VARIABLE {REFRESHED_FROM}{model.name}")
     con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
                 [PROJECTED_THROUGH, str(loaded_through(con))])

@@ -66,3 +66,18 @@ def test_a_catch_up_rewrites_only_the_rows_of_the_objects_it_touched(tmp_path: P
     con.commit()
     assert {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES} == caught_up
     assert caught_up["pod_transitions"]
+
+
+def test_a_refresh_reads_the_rows_it_appended_as_every_row_of_its_scope(tmp_path: Path):
+    """A keyed model refreshed after another reads that table's scope rows from the first
+    rowid its refresh appended (sql/refreshed_from.sql): the tables equal each model's SELECT
+    over every object outside a refresh, where every row is read."""
+    con = db.open_db(str(tmp_path / "refresh.duckdb"))
+    Loader(con, "log", locator="log").load(read(
+        LocalLogSource(recording("scenarios")), "ktrace", RecordFilter(), after={}))
+    con.execute("INSERT INTO projection_scope SELECT DISTINCT uid FROM raw_events "
+                "WHERE uid IS NOT NULL")
+    for model in KEYED:
+        table = rows(con, f"SELECT * FROM {model.name} ORDER BY ALL")
+        assert table == rows(con, f"SELECT * FROM {model.name}_computed ORDER BY ALL"), model.name
+        assert table or model.name == "finalizer_versions", model.name

@@ -1,4 +1,4 @@
--- model: table; key: uid; depends: owner_refs, pod_transitions, pod_versions_in_scope, pods, projection_scope, pulled_seconds, raw_events
+-- model: table; key: uid; depends: owner_refs, pod_transitions, pod_versions_in_scope, pods, projection_scope, pulled_seconds, raw_events, refreshed_from
 -- pod_lifecycle: one row per pod uid — every step's time and the durations between them.
 -- Startup phases follow clusterloader2's pod startup latency: create (creationTimestamp) →
 -- schedule (PodScheduled transition) → run (container start, kubelet clock) → watch (the
@@ -43,7 +43,8 @@ WITH steps AS (
            list(step ORDER BY step) FILTER (WHERE derived) AS derived_steps,
            count(*) FILTER (WHERE step = 'restarted') AS restart_steps,
            count(*) AS steps
-    FROM pod_transitions WHERE uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
+    FROM pod_transitions WHERE rowid >= refreshed_from('pod_transitions')
+      AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 -- how the containers stopped, against the deletion deadline (deletionTimestamp)
 stops AS (
     SELECT uid, arg_min(deletion_at, version_no) FILTER (WHERE deletion_at IS NOT NULL)

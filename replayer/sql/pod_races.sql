@@ -1,4 +1,4 @@
--- model: table; key: uid; depends: endpoint_membership, pod_lifecycle, pod_transitions, projection_scope, raw_events
+-- model: table; key: uid; depends: endpoint_membership, pod_lifecycle, pod_transitions, projection_scope, raw_events, refreshed_from
 -- The rollout race's moments per pod (design §5), whatever the margin: for each pod that was
 -- ready behind a Service and whose deletion was requested, when its endpoint stopped being
 -- ready (turned not-ready/terminating, or left the slice) and when its containers stopped,
@@ -31,6 +31,7 @@ steps AS (
     FROM pod_transitions t
     LEFT JOIN raw_events r ON r.event_id = t.evidence_event_id AND t.step = 'containers_stopped'
     WHERE t.step IN ('deletion_requested', 'containers_stopped')
+      AND t.rowid >= refreshed_from('pod_transitions')
       AND t.uid IN (SELECT uid FROM projection_scope) GROUP BY t.uid)
 SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint_off_at,
        o.off_state, l.containers_stopped_at,
@@ -41,4 +42,5 @@ SELECT l.namespace, l.pod, l.uid, o.service, l.deletion_requested_at, o.endpoint
 FROM pod_lifecycle l JOIN last_ready v ON v.pod_uid = l.uid
 LEFT JOIN off o ON o.pod_uid = l.uid
 LEFT JOIN steps s ON s.uid = l.uid
-WHERE l.deletion_requested_at IS NOT NULL AND l.uid IN (SELECT uid FROM projection_scope)
+WHERE l.deletion_requested_at IS NOT NULL AND l.rowid >= refreshed_from('pod_lifecycle')
+  AND l.uid IN (SELECT uid FROM projection_scope)

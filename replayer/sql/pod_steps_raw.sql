@@ -1,4 +1,4 @@
--- model: view; depends: containers, disruption_requester, endpoint_membership, eviction_by_limit, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events
+-- model: view; depends: containers, disruption_requester, endpoint_membership, eviction_by_limit, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events, refreshed_from
 -- The evidence of each step: the first version of a pod for which the step's condition
 -- holds (one scan: arg_min per step), Events about the pod (by uid, or by name where the
 -- Event names no uid), and its EndpointSlice stretches.
@@ -18,7 +18,8 @@ owners AS (
 -- (every pod of a name is in scope with any of them: sql/typed/_touched_pods.sql)
 scope_names AS (
     SELECT cluster, namespace, name, uid, min(received_at) AS first_at
-    FROM object_versions WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)
+    FROM object_versions WHERE kind = 'Pod' AND rowid >= refreshed_from('object_versions')
+      AND uid IN (SELECT uid FROM projection_scope)
     GROUP BY ALL),
 named_events AS (
     SELECT u.event_id, p.uid
@@ -50,7 +51,8 @@ owner_events AS (
     FROM owners o JOIN k8s_events e ON e.regarding_uid = o.owner_uid
     JOIN raw_events r ON r.event_id = e.event_id
     JOIN (SELECT uid, any_value(name) AS name, min(received_at) AS first_at
-          FROM object_versions WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)
+          FROM object_versions WHERE kind = 'Pod' AND rowid >= refreshed_from('object_versions')
+      AND uid IN (SELECT uid FROM projection_scope)
           GROUP BY uid) n
       ON n.uid = o.uid
     WHERE e.reason IN ('SuccessfulCreate', 'SuccessfulDelete')

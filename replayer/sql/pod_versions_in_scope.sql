@@ -1,11 +1,12 @@
--- model: view; depends: conditions, containers, object_versions, pods, projection_scope, ran_to_end
+-- model: view; depends: conditions, containers, object_versions, pods, projection_scope, ran_to_end, refreshed_from
 -- The versions of the pods in projection_scope (what a refresh recomputes) with their typed
 -- facts and the conditions and container counts the lifecycle needs (non-init containers
 -- only): the containers and conditions of those versions alone are aggregated, not every
 -- version's of the whole recording.
 WITH v AS (
     SELECT * FROM object_versions
-    WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope)),
+    WHERE kind = 'Pod' AND rowid >= refreshed_from('object_versions')
+      AND uid IN (SELECT uid FROM projection_scope)),
 cs AS (
     SELECT event_id, count(*) AS containers,
            count(*) FILTER (WHERE state = 'running') AS containers_running,
