@@ -41,6 +41,8 @@ from replayer import typed
 from schemas.errors import KtraceError
 
 PROJECTED_THROUGH = "projected_through"
+#: How far the projections reach into duplicate_sequence (a rowid: the table only grows).
+DUPLICATES_PROJECTED = "duplicates_projected"
 #: The variable a keyed table model's refresh names the first rowid of its rows by
 #: (followed by the model's name; read by sql/refreshed_from.sql).
 REFRESHED_FROM = "ktrace_refreshed_from_"
@@ -222,7 +224,8 @@ def rescope_all(con: duckdb.DuckDBPyConnection) -> None:
     tables were made again, empty), all rows are computed again."""
     con.execute("INSERT OR IGNORE INTO projection_scope "
                 "SELECT DISTINCT uid FROM raw_events WHERE uid IS NOT NULL")
-    con.execute("DELETE FROM ktrace_meta WHERE key = ?", [PROJECTED_THROUGH])
+    con.execute("DELETE FROM ktrace_meta WHERE key IN (?, ?)",
+                [PROJECTED_THROUGH, DUPLICATES_PROJECTED])
 
 
 def refresh(con: duckdb.DuckDBPyConnection) -> Counter[str]:
@@ -247,5 +250,6 @@ def refreshing(con: duckdb.DuckDBPyConnection) -> Iterator[tuple[str, int]]:
     for model in ordered_models():
         if model.key:  # a later statement on this connection reads every row again
             con.execute(f"RESET VARIABLE {REFRESHED_FROM}{model.name}")
-    con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?)",
-                [PROJECTED_THROUGH, str(loaded_through(con))])
+    con.execute("INSERT OR REPLACE INTO ktrace_meta VALUES (?, ?), (?, (SELECT "
+                "coalesce(max(rowid) + 1, 0)::VARCHAR FROM duplicate_sequence))",
+                [PROJECTED_THROUGH, str(loaded_through(con)), DUPLICATES_PROJECTED])

@@ -85,6 +85,36 @@ def _records(con: duckdb.DuckDBPyConnection, seqs: dict[int, int]) -> None:
                     [(event_id, seq, event_id) for event_id, seq in seqs.items()])
 
 
+def _refresh_rescanning(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """Refresh; the pairs sequence_holes recomputed: (appended, after_seq) each."""
+    for step, _ in projections.refreshing(con):
+        if step == "sequence_ends":  # what sequence_holes, refreshed next, reads
+            rescanned = con.execute("SELECT appended, after_seq FROM sequence_rescan").fetchall()
+    return rescanned
+
+
+def test_sequence_holes_examine_only_what_came_since(tmp_path: Path):
+    """A duplicate skipped since the last refresh is examined once, not on every refresh
+    after; records that follow a pair's last go on from it (appended), out of order they
+    search the history, and either way the holes are a full refresh's."""
+    con = db.open_db(str(tmp_path / "holes.duckdb"))
+    _records(con, {1: 1, 2: 2, 3: 5})
+    assert _refresh_rescanning(con) == [(False, 1)]
+    con.execute("INSERT INTO duplicate_sequence VALUES ('s1', 'pods', 3)")
+    assert _refresh_rescanning(con) == [(False, 2)]
+    assert _refresh_rescanning(con) == []  # the duplicate examined once
+    _records(con, {4: 9})
+    assert _refresh_rescanning(con) == [(True, 5)]
+    _records(con, {5: 7})
+    assert _refresh_rescanning(con) == [(False, 5)]
+    holes = "SELECT prev_seq, seq, event_id FROM sequence_holes ORDER BY seq"
+    found = con.execute(holes).fetchall()
+    assert found == [(3, 5, 3), (5, 7, 5), (7, 9, 4)]
+    projections.rescope_all(con)
+    projections.refresh(con)
+    assert con.execute(holes).fetchall() == found
+
+
 def test_sequence_holes_keep_the_old_and_find_the_new(con: duckdb.DuckDBPyConnection):
     """Given records with seq 1, 2, 5 then 9 loaded later: the hole 2→5 stays, 5→9 is
     found by the second refresh alone (it rescans from the last record before the new)."""

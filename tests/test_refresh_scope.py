@@ -20,6 +20,13 @@ from transports.window import Window
 CATCH_UP = 40
 KEYED = [m for m in projections.ordered_models() if m.key]
 TABLES = [m.name for m in projections.ordered_models() if m.materialisation == "table"]
+#: Columns that say what the latest refresh brought, not what the records say.
+BOOKKEEPING = {"sequence_ends": "EXCLUDE (before_seq, before_at)"}
+
+
+def answers(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+    return {t: rows(con, f"SELECT * {BOOKKEEPING.get(t, '')} FROM {t} ORDER BY ALL")
+            for t in TABLES}
 
 
 def rows_by_rowid(con: duckdb.DuckDBPyConnection, model: projections.Model) -> dict[int, tuple]:
@@ -59,12 +66,12 @@ def test_a_catch_up_rewrites_only_the_rows_of_the_objects_it_touched(tmp_path: P
         assert {rowid: after.get(rowid) for rowid in untouched} == untouched, model.name
     assert written["pod_transitions"] > 0
 
-    caught_up = {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES}
+    caught_up = answers(con)
     con.begin()
     projections.rescope_all(con)  # every object's rows computed again
     projections.refresh(con)
     con.commit()
-    assert {t: rows(con, f"SELECT * FROM {t} ORDER BY ALL") for t in TABLES} == caught_up
+    assert answers(con) == caught_up
     assert caught_up["pod_transitions"]
 
 
