@@ -35,6 +35,9 @@ SCHEMA_VERSION = 5
 LOCK_WAIT_S = 30.0
 #: How often an analysis waiting for the follower's turn to end looks again.
 TURN_POLL_S = 0.01
+#: How often a connection waiting for another process to release the file tries again (a
+#: follower waiting for an analysis: part of its lag).
+CONNECT_POLL_S = 0.02
 
 
 class DatabaseError(KtraceError):
@@ -286,7 +289,7 @@ def _connect(path: str, *, read_only: bool = False,
         except DatabaseError as exc:
             if "lock" not in str(exc).lower() or time.monotonic() > deadline:
                 raise
-            time.sleep(0.1)
+            time.sleep(CONNECT_POLL_S)
 
 
 def _connect_once(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:

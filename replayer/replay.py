@@ -19,8 +19,9 @@ from transports.source import Delivery, DeliveryRun, PartitionKey, Passed, Sourc
 from transports.window import Window
 from schemas.redaction import Redactor
 
-#: How long a follower that found nothing to load waits before it looks again.
-FOLLOW_POLL_S = 0.25
+#: How long a follower that found nothing to load waits before it looks again: part of
+#: the lag (a look costs ~2 ms of CPU on a local log).
+FOLLOW_POLL_S = 0.1
 #: How long a follower leaves the file after a catch-up that loaded records: analyses
 #: waiting for it (they look every ``db.TURN_POLL_S``) connect in that time.
 TURN_GAP_S = 0.05
