@@ -1,4 +1,4 @@
--- model: table; key: uid; depends: endpoint_membership, k8s_events, pod_steps_raw, projection_scope, raw_events
+-- model: table; key: uid; depends: endpoint_membership, k8s_events, object_versions, pod_steps_raw, projection_scope, refreshed_from
 -- pod_transitions: one row per lifecycle step of each pod (design §5), with its time, the
 -- component that made it and the record that shows it. Documented in docs/projections.md.
 --
@@ -12,7 +12,8 @@
 -- resourceVersion (one etcd's commit order; it breaks the ties of 1 s derived times).
 WITH ids AS (
     SELECT uid, any_value(namespace) AS namespace, any_value(name) AS pod
-    FROM raw_events WHERE kind = 'Pod' AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
+    FROM object_versions WHERE kind = 'Pod' AND rowid >= refreshed_from('object_versions')
+      AND uid IN (SELECT uid FROM projection_scope) GROUP BY uid),
 -- a pod that lived and went while the recorder was down is known by its Events alone
 event_ids AS (
     SELECT regarding_uid AS uid, any_value(regarding_namespace) AS namespace, any_value(regarding_name) AS pod
