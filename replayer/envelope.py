@@ -100,7 +100,7 @@ class EnvelopeBatch:
                    "topic": self.topics, "partition": self.partitions, "offset": self.offsets,
                    **{column: fields.get(field, ()) for column, field in FIELD_OF.items()}}
         columns["time_source"] = [source or "received" for source in columns["time_source"]]
-        markers = [None] * count
+        markers: list[dict[str, Any] | None] = [None] * count
         for i, marker in self.markers.items():
             markers[i] = _marker(marker)
         columns["marker"] = markers
