@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     work = (opts.work or Path(tempfile.mkdtemp(prefix="ktrace-follow-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     events = int(opts.rate * opts.seconds) + 1
-    path = workload.build(work / f"workload-{events}.jsonl", events)
+    path = workload.build(workload.cached(work, f"workload-{events}"), events)
     reader = None if opts.reader_every < 0 else opts.reader_every
     prefix = f"follow-{int(time.time())}"
     args = dict(rate=opts.rate, seconds=opts.seconds, prefix=prefix, work=str(work),

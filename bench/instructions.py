@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         record(args.child[0], int(args.child[1]))
         return 0
     with tempfile.TemporaryDirectory(prefix="ktrace-instructions-") as work:
-        path = workload.build(Path(work) / "workload.jsonl", START_UP_EVENTS + args.events)
+        path = workload.build(workload.cached(Path(work), "workload"), START_UP_EVENTS + args.events)
         start_up = counted(path, START_UP_EVENTS)
         total = counted(path, START_UP_EVENTS + args.events)
     print(f"{(total - start_up) / args.events / 1000:.1f}k instructions/event "

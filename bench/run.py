@@ -98,7 +98,7 @@ class Run:
 
     def follow_lag(self, bootstrap: str) -> dict[str, Any]:
         """The follow lag at ``follow.RATE`` from each source, on the largest workload."""
-        events = self.work / f"workload-{max(self.options.sizes)}.jsonl"
+        events = workload.cached(self.work, f"workload-{max(self.options.sizes)}")
         found = {}
         for source, args in follow.phase_args(self.work, str(events), bootstrap,
                                               self.token).items():
@@ -107,7 +107,7 @@ class Run:
         return found
 
     def warm_up(self, bootstrap: str) -> None:
-        events = workload.build(self.work / f"workload-{WARM_UP_EVENTS}.jsonl", WARM_UP_EVENTS,
+        events = workload.build(workload.cached(self.work, f"workload-{WARM_UP_EVENTS}"), WARM_UP_EVENTS,
                                 self.templates)
         progress(f"{WARM_UP_EVENTS:>9,} events: recorder, warming the broker up (not measured)")
         args = self.arguments("recorder", WARM_UP_EVENTS, events, bootstrap,
@@ -120,7 +120,7 @@ class Run:
         for size in sorted(growth):
             if growth[size]["recorder"]["at_live_target"] is not None:
                 return {"source": f"the {size:,}-event run", **growth[size]["recorder"]["at_live_target"]}
-        events = workload.build(self.work / f"workload-{LIVE_EVENTS}.jsonl", LIVE_EVENTS, self.templates)
+        events = workload.build(workload.cached(self.work, f"workload-{LIVE_EVENTS}"), LIVE_EVENTS, self.templates)
         progress(f"{LIVE_EVENTS:,} events: recorder until {LIVE_TARGET:,} live objects")
         args = {**self.arguments("recorder", LIVE_EVENTS, events, bootstrap), "stop_at_live": True}
         result = child.run("recorder_live", args, cpu=self.cpu)
@@ -135,7 +135,7 @@ class Run:
         return self.work / f"log-{size}"
 
     def measure(self, size: int, bootstrap: str) -> dict[str, dict[str, Any]]:
-        events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
+        events = workload.build(workload.cached(self.work, f"workload-{size}"), size, self.templates)
         results = {}
         with_registry = self.options.schema_registry and "recorder" in self.options.paths
         for path in self.options.paths + ((REGISTRY_PATH,) if with_registry else ()):
@@ -211,7 +211,7 @@ class Run:
 
     def profile(self, bootstrap: str) -> dict[str, Any]:
         size = self.options.profile_size or 0
-        events = workload.build(self.work / f"workload-{size}.jsonl", size, self.templates)
+        events = workload.build(workload.cached(self.work, f"workload-{size}"), size, self.templates)
         prefix = f"bench-profile-{size}-{self.token}"
         found = {}
         # the replay profile reads what the recorder's wrote

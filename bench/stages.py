@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
         framing.register([topics.topic_for(TOPIC_PREFIX, t.resource) for t in TARGETS.values()])
     print(f"Kafka framing: {type(framing).__name__}")
     with tempfile.TemporaryDirectory() as work:
-        path = workload.build(Path(work) / "stages.jsonl", events)
+        path = workload.build(workload.cached(Path(work), "stages"), events)
         with path.open("rb") as fh:
             costs = measure(fh, framing)
     for step, us in costs.items():
