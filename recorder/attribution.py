@@ -11,7 +11,8 @@ it); shortening the grace period of a bound pod to 0 after its status changed is
 agent confirming the stop, while a first request with grace 0, or a shortening to 0 with no
 status write since the request (the node agent never stopped it), is a client's force delete
 (``kubectl delete --force --grace-period=0``) — unless the pod had already Succeeded or
-Failed: the API server gives those grace 0 whoever asks. Events name their reporter.
+Failed: the API server gives those grace 0 whoever asks. Events name their reporter, except
+for their removal, mostly the API server's when the Event's TTL runs out.
 
 Per object only what these rules compare is kept (``Prior``): managedFields times and
 digests (the mapping observed, its keys shared across objects), a digest of status,
@@ -240,12 +241,11 @@ class Attributor:
 
     def observe(self, event_type: str, obj: Obj | Observed) -> Attribution:
         seen = obj if isinstance(obj, Observed) else observed(obj)
+        if event_type in ("DELETED", "INFERRED_DELETED"):
+            return deleted(event_type, self._priors.pop(seen.uid, None), seen)
         if seen.reporter is not None:
             return seen.reporter
         before = self._priors.get(seen.uid)
-        if event_type in ("DELETED", "INFERRED_DELETED"):
-            self._priors.pop(seen.uid, None)
-            return deleted(event_type, before, seen)
         after = prior_of(seen, before)
         self._priors[seen.uid] = after
         return changed(event_type, before, after)
@@ -345,6 +345,10 @@ def deleted(event_type: str, before: Prior | None, seen: Observed) -> Attributio
     """Who removed the object, as far as the last known state tells."""
     if event_type == "INFERRED_DELETED":
         return Attribution(None, "gone at a relist: the DELETED event was not seen")
+    if seen.reporter is not None:  # an Event's reporter wrote it, not its removal
+        return Attribution(APISERVER, "Event removed: its TTL (--event-ttl, 1h by default) ran "
+                                      "out after its last write, or a DELETE (its namespace's "
+                                      "deletion, a client) not told apart without audit logs")
     if seen.deletion:
         if before.forced if not first_request(before) else force_deleted(before, seen):
             return Attribution(FORCE_DELETE, f"removed after a client's grace-0 DELETE (force "

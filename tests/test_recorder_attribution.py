@@ -76,6 +76,20 @@ def test_events_name_their_reporter() -> None:
     assert Attributor().observe("ADDED", core).component == "kubelet"
 
 
+def test_an_events_removal_is_not_its_reporters() -> None:
+    # the API server removes an Event when its TTL runs out; the watch says DELETED with the
+    # last version, which still names the reporter of its writes
+    kind, event = stream("events")[-1]
+    attributor = Attributor()
+    written = attributor.observe(kind, event)
+    removed = attributor.observe("DELETED", event)
+    assert written.evidence.startswith("event.") and written.component != "kube-apiserver"
+    assert removed.component == "kube-apiserver" and "--event-ttl" in removed.evidence
+    body = orjson.dumps(event)
+    assert Attributor().observe("DELETED", lean.read_object(body).seen) == removed
+    assert Attributor().observe("INFERRED_DELETED", event).component is None
+
+
 def running_pod() -> list[tuple[str, dict]]:
     pods = stream("pods")
     name = pods[0][1]["metadata"]["name"]
