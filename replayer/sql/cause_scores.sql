@@ -33,7 +33,7 @@ VALUES
     ('job_suspended', 10, 'the Job is suspended (Suspended=True, spec.suspend): it runs no pods until resumed — a state, not a failure', NULL, NULL),
     ('statefulset_update_held', 87, 'the StatefulSet''s rolling update waits on a pod that is not Running and Ready', NULL, NULL),
     ('no_ready_endpoints', 76, 'a Service whose selector matches no Ready pod: its EndpointSlices hold no ready endpoint, every connection to it is refused ("no endpoints available for service")', NULL, NULL),
-    ('daemonset_pods_missing', 86, 'the DaemonSet has fewer pods available than eligible nodes (FailedCreate, FailedPlacement, pods not Ready)', NULL, NULL),
+    ('daemonset_pods_missing', 86, 'the DaemonSet has fewer pods available than eligible nodes (FailedCreate, FailedDaemonPod, pods not Ready)', NULL, NULL),
     ('storage_class_missing', 93, 'the claim names a StorageClass that does not exist (ProvisioningFailed: storageclass … not found)', NULL, NULL),
     ('provisioning_failed', 91, 'the claim cannot be provisioned or bound (ProvisioningFailed, FailedBinding, VolumeMismatch)', NULL, NULL),
     ('external_provisioning', 60, 'the claim waits for an external provisioner (ExternalProvisioning) past the threshold', NULL, NULL),

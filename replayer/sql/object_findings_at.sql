@@ -24,7 +24,7 @@
 --   daemonset_pods_missing: a DaemonSet with fewer pods available than desired (one per
 --     eligible node) for threshold_s (since its first version short of them, however often
 --     the controller rewrote its status meanwhile), with the controller's latest Warning
---     (FailedCreate, FailedPlacement, FailedDaemonPod) and a missing pod's reason (the
+--     (FailedCreate, FailedDaemonPod) and a missing pod's reason (the
 --     kubelet's rejection of a Failed one), named with the node it is for (its node, or the
 --     one its node affinity pins it to);
 --   storage_class_missing / provisioning_failed / external_provisioning /
