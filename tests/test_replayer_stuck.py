@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 
 from replayer.analyses.stuck import stuck
-from tests.replayer_data import rows
+from tests.replayer_data import captures, load_captures, rows
 
 END_ROWS = [
     ("Deployment", "fg", "fg", "foreground_dependents", ["foreground_dependents"]),
@@ -99,3 +101,30 @@ def test_stuck_plans_lightly_and_leaves_the_connection_as_it_was(recorded):
         recorded.execute("RESET disabled_optimizers")
     assert {(r[0], r[1], r[2]) for r in judged.rows[1] if r[4] == "terminating"} >= {
         (kind, namespace, name) for kind, namespace, name, _, _ in END_ROWS}
+
+
+def test_events_that_name_their_object_without_a_uid_are_still_its_evidence(imported, tmp_path):
+    """Imports often carry Events whose involvedObject has no uid: the stuck object's Events
+    are matched by kind, namespace and name then, and the causes and their evidence stay."""
+    stripped = tmp_path / "kubectl"
+    stripped.mkdir()
+    for path in map(Path, captures("scenarios")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        if path.name == "events.json":
+            lines = [json.dumps(_without_involved_uid(json.loads(line))) for line in lines]
+        (stripped / path.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sql = ("SELECT kind, namespace, name, [(c.cause, c.detail, len(c.evidence)) FOR c IN causes] "
+           "FROM stuck_deletions ORDER BY kind, namespace, name")
+    with_uids = rows(imported, sql)
+    assert any(n > 1 for *_, causes in with_uids for _, _, n in causes)  # Events are evidence here
+    without = load_captures(str(tmp_path / "stripped.duckdb"), sorted(map(str, stripped.iterdir())))
+    try:
+        assert rows(without, "SELECT count(*) FROM k8s_events WHERE coalesce(regarding_uid, '') <> ''") == [(0,)]
+        assert rows(without, sql) == with_uids
+    finally:
+        without.close()
+
+
+def _without_involved_uid(record: dict) -> dict:
+    record["object"].get("involvedObject", {}).pop("uid", None)
+    return record

@@ -1,9 +1,18 @@
 -- model: macro(stuck, ts); depends: k8s_events, raw_events
 -- The Events about each stuck object received by ts, per reason: their records and the
--- newest message.
-SELECT e.regarding_uid AS uid, e.reason, list(r.event_id ORDER BY r.event_id) AS ids,
+-- newest message. An Event whose reference has no uid (an import's; the taint-eviction
+-- controller's) is the stuck object's of its cluster, kind, namespace and name.
+WITH about AS (
+    SELECT regarding_uid AS uid, event_id FROM k8s_events
+    WHERE regarding_uid IN (SELECT uid FROM query_table(stuck))
+    UNION ALL
+    SELECT s.uid, e.event_id
+    FROM k8s_events e JOIN raw_events r USING (event_id)
+    JOIN query_table(stuck) s
+      ON s.cluster = r.cluster AND s.kind = e.regarding_kind AND s.name = e.regarding_name
+     AND s.namespace IS NOT DISTINCT FROM e.regarding_namespace
+    WHERE coalesce(e.regarding_uid, '') = '')
+SELECT a.uid, e.reason, list(r.event_id ORDER BY r.event_id) AS ids,
        arg_max(e.message, r.event_id) AS message
-FROM (SELECT * FROM k8s_events
-      WHERE regarding_uid IN (SELECT uid FROM query_table(stuck))) e
-JOIN raw_events r USING (event_id)
+FROM about a JOIN k8s_events e USING (event_id) JOIN raw_events r USING (event_id)
 WHERE r.received_at <= ts GROUP BY ALL
