@@ -18,13 +18,16 @@ PROBLEMS = ("SELECT kind, namespace, name, problem, top_cause, [c.cause FOR c IN
             "FROM problems ORDER BY kind, namespace, name")
 
 
-def details(con, name: str) -> list[str]:
+def details(con, name: str, namespace: str | None = None) -> list[str]:
     return [d for (d,) in rows(con, "SELECT unnest([c.detail FOR c IN causes]) FROM problems "
-                                    "WHERE name = ?", name)]
+                                    "WHERE name = ? AND (? IS NULL OR namespace = ?)",
+                               name, namespace, namespace)]
 
 
 def test_pods_that_never_start_or_get_ready(pending):
     assert rows(pending, PROBLEMS) == [
+        # the quota's FailedCreate, on the Deployment as its controller copies ReplicaFailure
+        ("Deployment", "quota", "web", "not_created", "not_created", ["not_created"]),
         ("Deployment", "stalled", "web", "rollout_stalled", "rollout_stalled", ["rollout_stalled"]),
         # the claim the pod pvc-missing-class waits on, followed to its own cause
         ("PersistentVolumeClaim", "pending", "claim-missing-class", "claim_pending",
@@ -47,8 +50,8 @@ def test_pods_that_never_start_or_get_ready(pending):
 
 
 def test_each_cause_says_what_the_evidence_says(pending):
-    def first(name: str) -> str:
-        return details(pending, name)[0]
+    def first(name: str, namespace: str | None = None) -> str:
+        return details(pending, name, namespace)[0]
     assert first("cpu").startswith("insufficient_cpu — 0/3 nodes are available: 3 Insufficient cpu.")
     assert first("selector").startswith("node_selector_mismatch — ")
     assert first("taint").startswith("node_selector_mismatch, untolerated_taint — ")
@@ -67,8 +70,10 @@ def test_each_cause_says_what_the_evidence_says(pending):
     assert first("run-error").startswith("app: RunContainerError, last exit 128 (StartError)")
     assert first("unready") == ("Unhealthy, 2026-12-01T09:57:09Z: Readiness probe failed: "
                                 "HTTP probe failed with statuscode: 503")
-    assert "exceeded quota: no-pods" in first("web-857bb4bd9d")
-    assert first("web") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
+    assert "exceeded quota: no-pods" in first("web-857bb4bd9d", "quota")
+    assert first("web", "quota") == ('0 of 2 pods — FailedCreate: pods "web-857bb4bd9d-fhxp4" is forbidden: '
+                                     "exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0")
+    assert first("web", "stalled") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
                             "out progressing.")
 
 

@@ -10,6 +10,8 @@
 --     whose controller reports FailedCreate Events (quota, admission webhook, Pod Security,
 --     a missing ServiceAccount) or a ReplicaFailure condition — unless a later
 --     SuccessfulCreate of a pod resolved it or the Job has finished (then it is history);
+--     a Deployment by the ReplicaFailure condition its controller copies from its new
+--     ReplicaSet's;
 --   rollout_stalled: a Deployment whose Progressing condition is False with reason
 --     ProgressDeadlineExceeded;
 --   job_failed: a Job's Failed condition (or the job-controller's Warning Event of the same
@@ -111,7 +113,7 @@ not_created AS (
     LEFT JOIN object_events f ON f.uid = l.uid AND f.reason = 'FailedCreate'
     LEFT JOIN created_pod p ON p.uid = l.uid
     LEFT JOIN conds c ON c.uid = l.uid AND c.type = 'ReplicaFailure' AND c.status = 'True'
-    WHERE l.kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet')
+    WHERE l.kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet', 'Deployment')
       AND ((f.uid IS NOT NULL AND (p.last_at IS NULL OR p.last_at < f.last_at))
            OR c.uid IS NOT NULL)
       AND l.uid NOT IN (SELECT uid FROM finished)
