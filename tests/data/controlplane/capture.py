@@ -1,7 +1,7 @@
 """Record what the control plane alone writes (issue 25's catalogue rows that need no
 kubelet) with ``ktrace record`` on the tests' real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python tests/data/controlplane/capture.py OUT_DIR [recycle]
+    ~/.cache/ktrace/venv/bin/python tests/data/controlplane/capture.py OUT_DIR [recycle|binding]
 
 kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok stands in
 for the kubelets of kwok-node-0..2 (all in zone ``zone-a``); node ``silent-node`` has no
@@ -28,6 +28,12 @@ then waits past ``ktrace stuck``'s 60 s threshold. Writes OUT_DIR/versions.txt.
 ``recycle`` records, on a control plane of its own, into OUT_DIR/recycle: a Recycle-policy
 volume released while a ResourceQuota in namespace default (pods: 0) forbids the PV
 controller's recycler pod.
+
+``binding`` records, on a control plane of its own whose kube-controller-manager runs without
+its PV controller (persistentvolume-binder-controller), into OUT_DIR/binding: a pod whose
+binding (pods/binding CREATE) the webhook denies, and a pod using a claim whose status says
+Bound to a PV that does not exist (written by hand, as the PV controller writes a binding;
+with the controller running it would mark the claim Lost within milliseconds).
 """
 
 from __future__ import annotations
@@ -215,23 +221,25 @@ class Play(Scenario):
         for ns in ("webhook", "frozen"):
             self.namespace(ns)
         self.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": "frozen"}})
-        ca = base64.b64encode(self.plane.pki.ca_cert.read_bytes()).decode()
-
-        def rule(name: str, ns: str, resource: str, operation: str) -> dict:
-            return {"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
-                    "failurePolicy": "Fail", "timeoutSeconds": 5,
-                    "clientConfig": {"url": f"https://127.0.0.1:{port}/deny", "caBundle": ca},
-                    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
-                    "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": [resource],
-                               "operations": [operation]}]}
-
-        self.apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-                    "metadata": {"name": "freeze"},
-                    "webhooks": [rule("deny-pods.freeze.ktrace.test", "webhook", "pods", "CREATE"),
-                                 rule("deny-deletes.freeze.ktrace.test", "frozen", "configmaps", "DELETE")]})
-        time.sleep(3)  # the API server's webhook informer
+        self.deny("freeze", port, ("deny-pods.freeze.ktrace.test", "webhook", "pods", "CREATE"),
+                  ("deny-deletes.freeze.ktrace.test", "frozen", "configmaps", "DELETE"))
         self.apply(deployment("web", "webhook", 1))
         self.k("delete", "namespace", "frozen", "--wait=false")
+
+    def deny(self, name: str, port: int, *rules: tuple[str, str, str, str]) -> None:
+        """A ValidatingWebhookConfiguration sending each (webhook, namespace, resource,
+        operation) to webhook.py on PORT, which denies it."""
+        ca = base64.b64encode(self.plane.pki.ca_cert.read_bytes()).decode()
+        self.apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                    "metadata": {"name": name},
+                    "webhooks": [{"name": webhook, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                                  "failurePolicy": "Fail", "timeoutSeconds": 5,
+                                  "clientConfig": {"url": f"https://127.0.0.1:{port}/deny", "caBundle": ca},
+                                  "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                                  "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": [resource],
+                                             "operations": [operation]}]}
+                                 for webhook, ns, resource, operation in rules]})
+        time.sleep(3)  # the API server's webhook informer
 
 
 def recycle(play: Play) -> None:
@@ -244,6 +252,23 @@ def recycle(play: Play) -> None:
     play.k("delete", "pvc", "data", "-n", ns, "--wait=false")
     time.sleep(20)
 
+
+def binding(play: Play, port: int) -> None:
+    """A pod whose binding a webhook denies; a pod whose claim is Bound to a PV that does not
+    exist (the PV controller, which would mark the claim Lost, does not run)."""
+    play.namespace("binding")
+    play.deny("deny-binding", port, ("deny-binding.freeze.ktrace.test", "binding", "pods/binding", "CREATE"))
+    play.apply(pod("refused", "binding"))
+    play.namespace("ghost")
+    orphan = claim("orphan", "ghost", "manual", volume="ghost-pv",
+                   annotations={"pv.kubernetes.io/bind-completed": "yes"})
+    play.apply(orphan)
+    # what the PV controller writes when it binds a claim
+    play.k("patch", "pvc", "orphan", "-n", "ghost", "--subresource=status", "--type=merge",
+           "-p", json.dumps({"status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
+                                        "capacity": {"storage": "1Gi"}}}))
+    play.apply(with_volume(pod("uses-orphan", "ghost"), uses("orphan")))
+    time.sleep(75)  # past stuck's 60 s
 
 def versions(plane: LocalControlPlane) -> str:
     def first_line(*argv: str) -> str:
@@ -270,6 +295,27 @@ def main_recycle(out: Path) -> None:
         rec.wait(timeout=30)
         plane.stop()
 
+
+def main_binding(out: Path) -> None:
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=1, stage_set="race",
+                              controller_manager_flags=["--controllers=-persistentvolume-binder-controller"])
+    plane.start()
+    (out / "versions.txt").write_text(versions(plane))
+    (port,) = free_ports(1)
+    webhook = subprocess.Popen([sys.executable, str(WEBHOOK), str(port), str(plane.pki.cert), str(plane.pki.key)],
+                               stderr=open(out / "webhook.log", "ab"))
+    rec = None
+    try:
+        rec = recorder(plane, out / "recording")
+        time.sleep(3)
+        binding(Play(plane), port)
+    finally:
+        if rec is not None:
+            rec.terminate()
+            rec.wait(timeout=30)
+        webhook.terminate()
+        webhook.wait(timeout=10)
+        plane.stop()
 
 def main(out: Path) -> None:
     plane = LocalControlPlane(work_dir=out / "plane", nodes=3, stage_set="race",
@@ -307,5 +353,7 @@ def main(out: Path) -> None:
 if __name__ == "__main__":
     if sys.argv[2:] == ["recycle"]:
         main_recycle(Path(sys.argv[1]).resolve() / "recycle")
+    elif sys.argv[2:] == ["binding"]:
+        main_binding(Path(sys.argv[1]).resolve() / "binding")
     else:
         main(Path(sys.argv[1]).resolve())
