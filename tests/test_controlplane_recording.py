@@ -99,7 +99,7 @@ def test_the_scheduler_quotes_each_volume_plugin_that_refused(recorded: duckdb.D
          "pod. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption "
          "victims found for incoming pod.; FailedScheduling, 2026-12-07T17:42:59Z"),
         ("Pod", "uses-lost", "pending", "2026-12-07 17:43:02", "unschedulable",
-         'unbound_pvc — 0/4 nodes are available: persistentvolumeclaim "lost" bound to non-existent '
+         'pv_missing — 0/4 nodes are available: persistentvolumeclaim "lost" bound to non-existent '
          'persistentvolume "lost-pv". not found; FailedScheduling, 2026-12-07T17:43:02Z'),
         ("Pod", "zoned", "pending", "2026-12-07 17:42:59", "unschedulable",
          "volume_node_affinity, untolerated_taint — 0/4 nodes are available: 1 node(s) had untolerated taint(s), "
@@ -274,5 +274,35 @@ def test_a_volume_whose_recycler_pod_a_quota_forbids(tmp_path: Path) -> None:
         (story,) = explain(con, "pv/recycled-pv")
         assert [s["detail"] for s in story.timeline if s["step"] == "phase"] == [
             "Pending", "Available", "Bound", "Released", "Failed"]
+    finally:
+        con.close()
+
+
+def test_a_refused_binding_and_a_claim_bound_to_no_volume(tmp_path: Path) -> None:
+    """binding/: the scheduler's Bind is denied by the webhook (PodScheduled=False
+    SchedulerError): its own failure, not the nodes'; a claim Bound to PV ghost-pv, which
+    does not exist (no PV controller to mark it Lost): VolumeZone's lookup of it decides."""
+    con = load_recording(str(tmp_path / "binding.duckdb"), str(DATA / "binding" / "recording"))
+    bind = ('running Bind plugin "DefaultBinder": admission webhook "deny-binding.freeze.ktrace.test" denied '
+            "the request: CREATE of pods in namespace binding is frozen by policy")
+    try:
+        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
+            (126, datetime(2026, 12, 7, 21, 10, 35, 417227))]
+        assert rows(con, "SELECT c.reason, c.message FROM conditions c JOIN raw_events r USING (event_id) "
+                         "WHERE r.name = 'refused' AND c.type = 'PodScheduled'") == [("SchedulerError", bind)]
+        assert judged(con, "binding") == [
+            ("Pod", "refused", "pending", "2026-12-07 21:09:19", "unschedulable",
+             f"scheduler_error — {bind}; FailedScheduling ×3, 2026-12-07T21:09:19Z – 21:09:24Z")]
+        assert judged(con, "ghost") == [
+            ("Pod", "uses-orphan", "pending", "2026-12-07 21:09:20", "unschedulable",
+             'pv_missing — 0/1 nodes are available: persistentvolume "ghost-pv" not found. not found; '
+             "FailedScheduling ×2, 2026-12-07T21:09:20Z – 21:09:20Z")]
+        (story,) = explain(con, "pod/refused", namespace="binding")
+        assert story.findings[0].advice.startswith("the scheduler itself failed (PodScheduled=False "
+                                                   "SchedulerError), not the nodes")
+        (story,) = explain(con, "pod/uses-orphan", namespace="ghost")
+        assert story.findings[0].advice.startswith("a claim of the pod is bound to a PersistentVolume "
+                                                   "that does not exist")
+        assert rows(con, "SELECT count(*) FROM k8s_events WHERE message LIKE '%non-existent pv(s)%'") == [(0,)]
     finally:
         con.close()

@@ -5,6 +5,8 @@
 (cause VARCHAR, sub VARCHAR, advice VARCHAR,
                                              PRIMARY KEY (cause, sub))
 VALUES
+    ('unschedulable', 'scheduler_error', 'the scheduler itself failed (PodScheduled=False SchedulerError), not the nodes: the message names the plugin and its error — a binding (pods/binding) that an admission webhook or policy refuses, an API error, a plugin''s own failure; fix what it names, the scheduler retries with back-off'),
+    ('unschedulable', 'pv_missing', 'a claim of the pod is bound to a PersistentVolume that does not exist (deleted, or the claim restored without it): recreate the volume under that name with the claim in its claimRef, or delete and recreate the claim (the old volume''s data is gone with it)'),
     ('node_not_ready', 'kubelet_not_ready', 'the node''s kubelet itself reports it not Ready, for the reason in its message above (a container runtime or CNI network not ready: install or fix the network plugin, or the runtime, on that node); the scheduler places no pod there meanwhile'),
     ('node_not_ready', 'unreachable', 'the control plane no longer hears from the node''s kubelet (Ready=Unknown, Lease not renewed): check the machine, its kubelet and its network to the API server; once the NoExecute taint outlives its pods'' toleration (300 s by default) the taint-eviction controller deletes them'),
     ('image_pull', 'not_found', 'the registry has no such image or tag: check the name and tag (and the architecture) in the message'),

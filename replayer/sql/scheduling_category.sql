@@ -15,6 +15,11 @@ CASE
     WHEN reason ILIKE '%pod affinity%' OR reason ILIKE '%anti-affinity%'
          OR reason IN ('MatchInterPodAffinity', 'InterPodAffinity') THEN 'pod_affinity'
     WHEN reason ILIKE '%topology spread%' THEN 'topology_spread'
+    -- a claim bound to a volume that does not exist: Lost (volume_binding.go), still Bound
+    -- (binder.go ErrReasonPVNotExist), or VolumeZone's PreFilter's lookup of it (not found)
+    WHEN reason ILIKE '%bound to non-existent persistentvolume%'
+         OR reason ILIKE '%bound to non-existent pv(s)%'
+         OR reason ILIKE 'persistentvolume "%" not found%' THEN 'pv_missing'
     WHEN reason ILIKE '%unbound immediate PersistentVolumeClaims%'
          OR reason ILIKE '%persistentvolumeclaim % not found%'
          OR reason ILIKE '%didn''t find available persistent volumes%'
@@ -30,5 +35,9 @@ CASE
          OR reason ILIKE '%volume count%' THEN 'volume_limits'
     -- NodeDeclaredFeatures (1.35+): the pod needs a feature the node's kubelet does not declare
     WHEN reason ILIKE '%didn''t match Pod''s required features%' THEN 'node_features'
+    -- the scheduler's own failure (PodScheduled=False SchedulerError), not the nodes': its
+    -- framework wraps a plugin's error as `running Bind plugin "…": …` (framework.go)
+    WHEN reason ILIKE 'running % plugin %' OR reason ILIKE 'running "%" filter plugin%'
+        THEN 'scheduler_error'
     WHEN reason ILIKE '%preemption%' THEN 'preemption'
     ELSE 'other' END
