@@ -256,6 +256,8 @@ def test_a_namespace_whose_content_a_webhook_will_not_delete(recorded: duckdb.Du
                           "ORDER BY c.event_id DESC LIMIT 1") == [("True", "ContentDeletionFailed")]
     assert findings(recorded, "ns/frozen") == [
         f"Stuck Terminating for 1m18s (since 2026-12-07T17:43:15Z): namespace_content — {CONTENT}"]
+    (story,) = explain(recorded, "ns/frozen")
+    assert "ContentDeletionFailed — often an admission webhook denying DELETE" in story.findings[0].advice
 
 
 def test_a_volume_whose_recycler_pod_a_quota_forbids(tmp_path: Path) -> None:
@@ -272,6 +274,7 @@ def test_a_volume_whose_recycler_pod_a_quota_forbids(tmp_path: Path) -> None:
              'unexpected error creating recycler pod:  pods "recycler-for-recycled-pv" is forbidden: exceeded '
              "quota: none, requested: pods=1, used: pods=0, limited: pods=0")]
         (story,) = explain(con, "pv/recycled-pv")
+        assert "VolumeFailedRecycle — the recycler pod could not be created" in story.findings[0].advice
         assert [s["detail"] for s in story.timeline if s["step"] == "phase"] == [
             "Pending", "Available", "Bound", "Released", "Failed"]
     finally:
