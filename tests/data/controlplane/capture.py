@@ -43,6 +43,8 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
@@ -296,11 +298,10 @@ def main_recycle(out: Path) -> None:
         plane.stop()
 
 
-def main_binding(out: Path) -> None:
-    plane = LocalControlPlane(work_dir=out / "plane", nodes=1, stage_set="race",
-                              controller_manager_flags=["--controllers=-persistentvolume-binder-controller"])
-    plane.start()
-    (out / "versions.txt").write_text(versions(plane))
+@contextmanager
+def webhook_and_recorder(plane: LocalControlPlane, out: Path) -> Iterator[int]:
+    """webhook.py on a free port (yielded) and ``ktrace record`` into OUT/recording on the
+    started PLANE; afterwards both stopped by PID and the plane stopped."""
     (port,) = free_ports(1)
     webhook = subprocess.Popen([sys.executable, str(WEBHOOK), str(port), str(plane.pki.cert), str(plane.pki.key)],
                                stderr=open(out / "webhook.log", "ab"))
@@ -308,7 +309,7 @@ def main_binding(out: Path) -> None:
     try:
         rec = recorder(plane, out / "recording")
         time.sleep(3)
-        binding(Play(plane), port)
+        yield port
     finally:
         if rec is not None:
             rec.terminate()
@@ -317,6 +318,16 @@ def main_binding(out: Path) -> None:
         webhook.wait(timeout=10)
         plane.stop()
 
+
+def main_binding(out: Path) -> None:
+    plane = LocalControlPlane(work_dir=out / "plane", nodes=1, stage_set="race",
+                              controller_manager_flags=["--controllers=-persistentvolume-binder-controller"])
+    plane.start()
+    (out / "versions.txt").write_text(versions(plane))
+    with webhook_and_recorder(plane, out) as port:
+        binding(Play(plane), port)
+
+
 def main(out: Path) -> None:
     plane = LocalControlPlane(work_dir=out / "plane", nodes=3, stage_set="race",
                               controller_manager_flags=["--node-startup-grace-period=20s"])
@@ -324,13 +335,7 @@ def main(out: Path) -> None:
     (out / "versions.txt").write_text(versions(plane))
     for node in plane.node_names:
         plane.kubectl("label", "node", node, f"{ZONE}=zone-a")
-    (port,) = free_ports(1)
-    webhook = subprocess.Popen([sys.executable, str(WEBHOOK), str(port), str(plane.pki.cert), str(plane.pki.key)],
-                               stderr=open(out / "webhook.log", "ab"))
-    rec = None
-    try:
-        rec = recorder(plane, out / "recording")
-        time.sleep(3)
+    with webhook_and_recorder(plane, out) as port:
         play = Play(plane)
         play.silent_node()
         play.scheduling()
@@ -341,14 +346,6 @@ def main(out: Path) -> None:
         play.webhook(port)
         play.stranded_pods()
         time.sleep(75)  # past stuck's 60 s; silent-node past its 20 s startup grace
-    finally:
-        if rec is not None:
-            rec.terminate()
-            rec.wait(timeout=30)
-        webhook.terminate()
-        webhook.wait(timeout=10)
-        plane.stop()
-
 
 if __name__ == "__main__":
     if sys.argv[2:] == ["recycle"]:
