@@ -45,10 +45,10 @@ the objects are gone): what is stuck and why, what raced in a rollout, what the 
 not see. Start with `info` (what the database holds and when), then `stuck`, `races` and
 `gaps` for findings; `explain` tells one object's story with evidence; every evidence id in
 an answer opens with `evidence`; `get` and `state` show objects as they were at a moment;
-`query` runs read-only SQL for what no tool answers. Times are RFC 3339 UTC; `at` also takes
-`end-10m` (before the data's end) or `2h` (before now). List answers are cut at `limit` rows:
-when a second text block carries `next_cursor`, call again with `cursor` set to it. The
-cause vocabulary every finding draws on is the resource ktrace://causes."""
+`query` runs read-only SQL for what no tool answers. Times are RFC 3339 UTC; `at` and
+`since` also take `end-10m` (before the data's end) or `2h` (before now); `since` keeps only
+the recent part of `races` and `gaps`. List answers are cut at `limit` rows: when a second
+text block carries `next_cursor`, call again with `cursor` set to it. The cause vocabulary every finding draws on is the resource ktrace://causes."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
@@ -66,6 +66,10 @@ Target = Annotated[str, Field(description="A pod's name (or pod/NAME), or KIND/N
 Moment = Annotated[str | None, Field(description="A moment: RFC 3339 (2026-11-30T07:12:00Z), "
                                                  "end-10m (before the data's end) or 2h "
                                                  "(before now); default: the data's end.")]
+Since = Annotated[str | None, Field(description="Only the recent part, from this moment on: "
+                                              "RFC 3339, end-10m (before the data's end) or "
+                                              "2h (before now); default: the whole "
+                                              "recording.")]
 
 
 
@@ -204,12 +208,14 @@ class Tools:
                                                        "this soon after the endpoint went off "
                                                        "are flagged too.")]
               = f"{RACE_MARGIN_S:g}s",
-              limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> CallToolResult:
+              since: Since = None, limit: Limit = DEFAULT_LIMIT,
+              cursor: Cursor = None) -> CallToolResult:
         from replayer.analyses.findings import race_sections
         page = Page.of(limit, cursor)
         with self.connection() as con:
             sections = race_sections(con, namespace=namespace, cluster=cluster,
-                                     margin_s=seconds(margin, "margin"))
+                                     margin_s=seconds(margin, "margin"),
+                                     since=moment(since, con))
         return sections_answer([Answer.of(views.VIEWS[s.key], (s.columns, s.rows))
                                 for s in sections], page)
 
@@ -217,14 +223,16 @@ class Tools:
              thresholds: Annotated[dict[str, str] | None, Field(
                  description="Override slow-step thresholds for this call, step → duration, "
                              "e.g. {\"create_to_schedule\": \"10s\"}.")] = None,
-             limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> CallToolResult:
+             since: Since = None, limit: Limit = DEFAULT_LIMIT,
+             cursor: Cursor = None) -> CallToolResult:
         from replayer.analyses.gaps import gaps as find_gaps
         page = Page.of(limit, cursor)
         parsed = {step: seconds(value, f"thresholds.{step}")
                   for step, value in (thresholds or {}).items()}
         with self.connection() as con:
             return rows_answer(Answer.of(views.GAPS, find_gaps(
-                con, namespace=namespace, cluster=cluster, thresholds=parsed)), page)
+                con, namespace=namespace, cluster=cluster, thresholds=parsed,
+                since=moment(since, con))), page)
 
     def get(self, kind: Annotated[str, Field(description="The kind as kubectl names it: "
                                                          "pods/po, deploy, rs, sts, ds, jobs, "

@@ -190,6 +190,7 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(demo_db: str, tmp_
             ("get", {"kind": "gadgets"}, "unknown kind 'gadgets'"),
             ("state", {"at": "yesterday-ish"}, "yesterday-ish"),
             ("gaps", {"thresholds": {"no_such_step": "1s"}}, "unknown threshold"),
+            ("gaps", {"since": "yesterday-ish"}, "yesterday-ish"),
             ("stuck", {"cursor": "abc"}, "cursor"),
             ("stuck", {"limit": 0}, "limit"),
             ("query", {"sql": "SELECT * FROM no_such_table"}, "no_such_table"),
@@ -202,6 +203,30 @@ def test_bad_arguments_are_tool_errors_that_say_what_is_wrong(demo_db: str, tmp_
         result = await client.call_tool("info", {})
         assert result.is_error and "no database at" in result.content[0].text
     on_stdio(str(tmp_path / "none.duckdb"), missing)
+
+
+def test_since_keeps_the_recent_part_as_the_command_does(demo_db: str):
+    """`since` on races and gaps: the command's --since answer to the byte, and a part of the
+    whole answer — the rows from the second-earliest time on (races: deletions requested)."""
+    def json_of(*command: str) -> Any:
+        return json.loads(ktrace(*command, "--db", demo_db, "-o", "json"))
+    every_race = json_of("races")["races"]
+    every_gap = json_of("gaps")
+    cases = [("races", sorted(r["deletion_requested_at"] for r in every_race)[1],
+              lambda answer: answer["races"], every_race, "deletion_requested_at"),
+             ("gaps", sorted(g["end_at"] for g in every_gap)[1],
+              lambda answer: answer, every_gap, "end_at")]
+
+    async def body(client: Client) -> None:
+        for tool, since, rows_of, every, at in cases:
+            result = await client.call_tool(tool, {"since": since, "limit": 1000})
+            assert not result.is_error, result.content[0].text
+            cli = ktrace(tool, "--since", since, "--db", demo_db, "-o", "json")
+            assert [c.text for c in result.content] == [cli], tool
+            recent = rows_of(json.loads(cli))
+            assert recent == [r for r in every if r[at] >= since]
+            assert 0 < len(recent) < len(every), tool
+    on_stdio(demo_db, body)
 
 
 def test_pages_put_together_are_the_whole_answer(demo_db: str, answers):

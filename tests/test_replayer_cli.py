@@ -75,6 +75,21 @@ def test_gaps_with_a_threshold_override(dbfile: str):
     assert bad.exit_code == 1 and "unknown threshold 'nope'" in bad.output
 
 
+def test_gaps_since_keeps_what_ended_then_or_later(dbfile: str):
+    every = json.loads(run("gaps", "--db", dbfile, "-o", "json").output)
+    ends = sorted({g["end_at"] for g in every})
+    assert len(ends) > 1  # a time between the first gap's end and the last one's
+    recent = json.loads(run("gaps", "--since", ends[1], "--db", dbfile, "-o", "json").output)
+    assert recent == [g for g in every if g["end_at"] >= ends[1]]
+    assert 0 < len(recent) < len(every)
+    # after the data's end, only what is still open there: what ends at the data's end
+    (end,) = json.loads(run("query", "SELECT data_end() AS t", "--db", dbfile,
+                            "-o", "json").output)
+    later = json.loads(run("gaps", "--since", "2030-01-01T00:00:00Z", "--db", dbfile,
+                           "-o", "json").output)
+    assert later == [g for g in every if g["end_at"] == end["t"]]
+
+
 def test_races_and_state(dbfile: str):
     out = run("races", "-n", "race", "--db", dbfile, "-o", "json")
     sections = json.loads(out.output)

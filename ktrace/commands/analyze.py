@@ -199,18 +199,25 @@ def stuck(at: str | None, margin: float, threshold: float, only: str | None,
 @click.option("--threshold", "thresholds", multiple=True, metavar="STEP=DURATION",
               help="Override a slow-step threshold, e.g. create_to_schedule=10 (seconds) "
                    "or stopped_to_deleted=2m.")
+@click.option("--since", metavar="TIME",
+              help=f"Only gaps that ended then or later, or are still open: {TIME_FORMS}.")
 @scope_options
 @with_db
 @output_option
-def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None, con,
-         output: str) -> None:
+def gaps(thresholds: tuple[str, ...], since: str | None, namespace: str | None,
+         cluster: str | None, con, output: str) -> None:
     """Slow lifecycle steps and stretches the recording did not see.
+
+    With --since, a slow step is kept when its late step happened then or later, an unseen
+    stretch when the recording saw again then or later; a stretch nothing ended (a lost
+    recorder session, damage to the end) ends at the data's end and is always kept.
 
     Examples:
 
     \b
       ktrace gaps --db demo.duckdb
-      ktrace gaps --threshold create_to_schedule=10s -o csv"""
+      ktrace gaps --threshold create_to_schedule=10s -o csv
+      ktrace gaps --since end-1h"""
     from replayer.analyses.gaps import gaps as find_gaps, whole_second_notes
     seconds = DurationType(allow_zero=True)
     parsed = {}
@@ -221,7 +228,8 @@ def gaps(thresholds: tuple[str, ...], namespace: str | None, cluster: str | None
         except click.BadParameter as exc:
             raise click.BadParameter(f"{item!r}: expected STEP=DURATION; {exc.message}",
                                      param_hint="--threshold") from None
-    rows = find_gaps(con, namespace=namespace, cluster=cluster, thresholds=parsed)
+    rows = find_gaps(con, namespace=namespace, cluster=cluster, thresholds=parsed,
+                     since=moment(since, con))
     for note in whole_second_notes(parsed):
         click.echo(f"note: {note}", err=True)
     emit(Answer.of(views.GAPS, rows), output)

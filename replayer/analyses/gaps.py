@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Mapping
 
 import duckdb
 
-from replayer.analyses import Rows, fetch
+from replayer.analyses import Rows, data_end, fetch
 from replayer.analyses.scope import of_cluster, of_cluster_session
 from schemas.errors import KtraceError
 
 
 def gaps(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
-         cluster: str | None = None, thresholds: Mapping[str, float] | None = None) -> Rows:
+         cluster: str | None = None, thresholds: Mapping[str, float] | None = None,
+         since: datetime | None = None) -> Rows:
     """Every gap; ``thresholds`` (name → seconds) override the defaults for this query only.
     A cluster's gaps are its objects' slow steps and its sessions' unseen stretches (damage
-    that names no session is shown for every cluster, as for every namespace)."""
+    that names no session is shown for every cluster, as for every namespace). ``since``:
+    only the gaps that ended then or later, or are still open (recent)."""
     known = {r[0] for r in con.execute("SELECT name FROM gap_thresholds").fetchall()}
     names, seconds = [], []
     for name, value in (thresholds or {}).items():
@@ -35,7 +38,20 @@ def gaps(con: duckdb.DuckDBPyConnection, *, namespace: str | None = None,
                  "ORDER BY category DESC, start_at, type, namespace, name, topic, session, "
                  "  evidence_event_id",
                  [names, seconds, namespace, namespace, cluster, cluster, cluster, cluster])
-    return COLUMNS, one_row_per_event([dict(zip(columns, r)) for r in rows])
+    events = one_row_per_event([dict(zip(columns, r)) for r in rows])
+    return COLUMNS, events if since is None else recent(events, since, data_end(con))
+
+
+def recent(events: list[tuple[Any, ...]], since: datetime,
+           end: datetime | None) -> list[tuple[Any, ...]]:
+    """The gaps that ended at or after ``since`` — a slow step when its late step happened,
+    an unseen stretch (one row per event) when the recording saw again — or are still open:
+    a stretch nothing ended (a lost session, damage to the end) ends at the data's end
+    ``end``, so it is kept whatever ``since`` is. Judged on whole events, so an event's row
+    is kept or left out as one."""
+    bound = since if end is None else min(since, end)
+    at = COLUMNS.index("end_at")
+    return [e for e in events if e[at] is None or e[at] >= bound]
 
 
 #: the analysis' columns: the query's, with the topic a list (one_row_per_event)
