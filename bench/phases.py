@@ -29,9 +29,10 @@ from transports.window import Window
 
 Result = dict[str, Any]
 QUERY_RUNS = 3
-#: The recent stretch ``races_recent`` asks about: the last this many records. At a steady
-#: rate a fixed-length window (``races --since end-10m``) holds a fixed count of records,
-#: so its cost must not grow with the recording before it.
+#: The recent stretch ``races_recent`` and ``gaps_recent`` ask about: the last this many
+#: records. At a steady rate a fixed-length window (``races --since end-10m``) holds a fixed
+#: count of records, so races' cost must not grow with the recording before it (gaps judges
+#: the whole history and keeps the recent part: only its answer is the stretch's).
 RECENT_RECORDS = 50_000
 #: The moment ``stuck_at_100k`` judges at: when this many records had been received. The
 #: workloads are cloned clone after clone (bench/workload.py), so at every size the same
@@ -149,6 +150,7 @@ def queries(database: str, deployment: str, namespace: str) -> Result:
         "races_recent": lambda: races(con, since=recent),
         "timeline": lambda: timeline(con, f"deploy/{deployment}", namespace),
         "gaps": lambda: gaps(con),
+        "gaps_recent": lambda: gaps(con, since=recent),
     }
     result: Result = {"open_ms": opened_ms, "events": con.execute(
         "SELECT count(*) FROM raw_events").fetchone()[0]}

@@ -6,7 +6,8 @@ from typing import Any
 
 from bench import follow, namespace
 
-ANALYSES = ("stuck", "stuck_at_100k", "races", "races_recent", "timeline", "gaps")
+ANALYSES = ("stuck", "stuck_at_100k", "races", "races_recent", "timeline", "gaps",
+            "gaps_recent")
 #: The growth target's measures: a moment or a recent stretch, whose answer is the same
 #: at every size (docs/performance.md). ``stuck`` at the end judges every object live at
 #: the end and ``races`` every pod ever deleted; both grow with the workload's live
