@@ -8,6 +8,7 @@ damage is stuck for ``recording_gap``, never for a wrong cause.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -230,3 +231,24 @@ def test_damage_is_placed_among_its_own_recordings_records(copy, tmp_path):
     replay(LocalLogSource(str(copy.root)), both, source_name="copy", prefix="ktrace")
     assert len(expected) == 1 and rows(both, damaged) == expected
     both.close()
+
+
+def test_damage_to_the_end_is_a_gap_still_open_for_gaps_since(copy, tmp_path):
+    """A damaged range after the topic's last readable record ends at the data's end: it is
+    still open, so `gaps --since` keeps it whatever the time, even one after the data."""
+    block = copy.blocks[-1][-1]
+    _flip(copy.segments[-1], (block.position + block.end) // 2, 8)
+    _load(copy, tmp_path).close()
+    database = str(tmp_path / "damaged.duckdb")
+
+    def gaps(*since: str) -> list[dict]:
+        result = CliRunner().invoke(cli, ["gaps", *since, "--db", database, "-o", "json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+    every = gaps()
+    (open_,) = [g for g in every if g["type"] == "damaged"]
+    end = CliRunner().invoke(cli, ["query", "SELECT data_end() AS t", "--db", database,
+                                   "-o", "json"]).output
+    assert open_["end_at"] == json.loads(end)[0]["t"]
+    assert gaps("--since", "2030-01-01T00:00:00Z") == [
+        g for g in every if g["end_at"] == open_["end_at"]]
