@@ -111,5 +111,25 @@ def test_explain_the_node_tells_its_pressure_and_the_kubelets_reclaim(db_file: s
         ("20:40:55.786", "condition", "kubelet", "PIDPressure=False KubeletHasSufficientPID: kubelet has "
                                                  "sufficient PID available")]
     assert "Starting: Starting kubelet." in [s["detail"] for s in said["timeline"]]
-    # the pressure passed: no node finding at the end
+    # the pressure passed: not stuck, a finding of its stretch with the kubelet's reclaim and
+    # the two pods evicted or refused for pids meanwhile (EXPECTED.md "the node", "pids")
     assert not [f for f in said["findings"] if f["topic"] == "stuck"]
+    (pressure,) = [f for f in said["findings"] if f["topic"] == "pressure"]
+    assert pressure["sentence"] == (
+        "PIDPressure=True from 2026-12-07T20:40:19Z to 2026-12-07T20:40:55Z (36s): "
+        "KubeletHasInsufficientPID: kubelet has insufficient PID available; the kubelet's "
+        'EvictionThresholdMet "Attempting to reclaim pids" at 2026-12-07T20:40:19Z; evicted or '
+        "refused for it: pids/latecomer at 2026-12-07T20:40:20.323391Z, pids/forker at "
+        "2026-12-07T20:40:22.509422Z.")
+    assert pressure["advice"].startswith("a pod starts more processes than the node has free")
+    # the versions that raised and cleared it, the kubelet's Event, each pod's first Evicted version
+    cited = [dict(line.split(":", 1) for line in cli_stdout("evidence", ev, "--db", db_file).splitlines()
+                  if line.startswith(("kind:", "name:", "received_at:")))
+             for ev in pressure["evidence"]]
+    assert [(c["kind"].strip(), c["name"].strip(), c["received_at"].strip()[11:23]) for c in cited] == [
+        ("Node", "real-node-0", "20:40:19.991"), ("Node", "real-node-0", "20:40:55.786"),
+        ("Event", c := cited[2]["name"].strip(), "20:40:19.813"),
+        ("Pod", "latecomer", "20:40:20.323"), ("Pod", "forker", "20:40:22.509")]
+    assert c.startswith("real-node-0.")
+    table = cli_stdout("explain", "node/real-node-0", "--db", db_file)
+    assert "PIDPressure=True from 2026-12-07T20:40:19Z to 2026-12-07T20:40:55Z (36s)" in table

@@ -360,6 +360,12 @@ def test_states_that_are_not_failures_are_explained_never_stuck(loaded):
         ("10.0.10.132", ["MemoryPressure"], "2022-01-20 03:54:21",
          "MemoryPressure=True since 2022-01-20T03:54:21Z (KubeletHasInsufficientMemory: kubelet "
          "has insufficient memory available)")]
+    from replayer.analyses.explain import explain
+    [node] = explain(loaded["node-memory-pressure-1"], "node/10.0.10.132")
+    assert [(f.topic, f.sentence) for f in node.findings] == [
+        ("pressure", "MemoryPressure=True since 2022-01-20T03:54:21Z, still at the end of the data: "
+                     "KubeletHasInsufficientMemory: kubelet has insufficient memory available; no "
+                     "EvictionThresholdMet Event recorded; no pod evicted for it recorded.")]
 
 
 def test_a_volume_failure_a_later_success_left_behind_is_history(loaded):

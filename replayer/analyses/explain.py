@@ -96,7 +96,7 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
                                     "SELECT * FROM object_transitions_of(?) "
                                     "ORDER BY uid, step_no", [uids, uids]))
     findings = {uid: [] for uid in uids}
-    for collect in (_stuck, _pod_outcome, _object_outcome, _drains, _claims, _race, _lifecycle, _gaps,
+    for collect in (_stuck, _pod_outcome, _object_outcome, _pressure, _drains, _claims, _race, _lifecycle, _gaps,
                     _unseen):
         for uid, finding in collect(con, uids):
             findings[uid].append(finding)
@@ -149,6 +149,15 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
                   "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
                   "drain_blocked": "Drain blocked", "no_ready_endpoints": "No ready endpoint",
                   "node_not_ready": "Not Ready"}
+#: what an operator does about a node's pressure condition (the kubelet evicts until it passes)
+PRESSURE_ADVICE = {
+    "MemoryPressure": "the pods on the node use more memory than it has: set memory requests that "
+                      "match their use, or give the node more memory",
+    "DiskPressure": "the node's disk (nodefs or imagefs) is nearly full: remove unused images and "
+                    "logs, set ephemeral-storage limits, or give the node more disk",
+    "PIDPressure": "a pod starts more processes than the node has free: set pod pid limits "
+                   "(podPidsLimit) or find the pod that forks",
+    "NetworkUnavailable": "the node's network is not configured: see the network plugin on it"}
 #: the states of object_findings_at that are not stuck: how an object ended or waits
 OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
                   "claim_waiting": "Waiting for a consumer", "released": "Released",
@@ -210,6 +219,27 @@ def _object_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
         Finding("outcome", f"{OUTCOME_STATES.get(r['state'], r['state'])} since "
                            f"{_time(r['since'])}: {r['cause'] or r['state']} — {r['detail']}",
                 r["evidence"] or [], r["advice"])])
+
+
+def _pressure(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """A Node's pressure conditions, passed or holding: a condition the kubelet reclaims
+    from by evicting, never a stuck object."""
+    return _found(_dicts(con, "SELECT * FROM node_pressure_of(?)", [uids]), _pressure_says)
+
+
+def _pressure_says(r: dict[str, Any]) -> list[Finding]:
+    held = (f"from {_time(r['since'])} to {_time(r['until'])} "
+            f"({_seconds((r['until'] - r['since']).total_seconds())})" if r["until"] is not None
+            else f"since {_time(r['since'])}, still at the end of the data")
+    said = f"{r['reason']}: {r['message']}" if r["message"] else r["reason"]
+    reclaim = r["reclaim"]
+    times = f" (×{reclaim['count']})" if reclaim and (reclaim["count"] or 1) > 1 else ""
+    reclaimed = (f"the kubelet's EvictionThresholdMet \"{reclaim['message']}\" at {_time(reclaim['at'])}{times}"
+                 if reclaim else "no EvictionThresholdMet Event recorded")
+    evicted = ", ".join(f"{e['namespace']}/{e['pod']} at {_time(e['at'])}" for e in r["evicted"] or [])
+    return [Finding("pressure", f"{r['type']}=True {held}: {said}; {reclaimed}; "
+                                f"{f'evicted or refused for it: {evicted}' if evicted else 'no pod evicted for it recorded'}.",
+                    r["evidence"], PRESSURE_ADVICE.get(r["type"]))]
 
 
 def _drains(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
