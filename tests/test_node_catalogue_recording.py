@@ -155,7 +155,8 @@ def test_a_daemonset_whose_pods_the_kubelet_refuses_is_stuck(recorded: duckdb.Du
             found["causes"][0]["detail"]) == (
         "pods_missing", "2026-12-07 17:41:46.665126", 76, "daemonset_pods_missing",
         "0 of 1 pods available (1 scheduled, 0 Ready) — FailedDaemonPod: Found failed daemon pod ds/winagent-8lb6g "
-        "on node real-node-0, will try to kill it — pod winagent-r5gj9 for node real-node-0 not Ready (Failed, "
+        "on node real-node-0, will try to kill it (×7 since 2026-12-07T17:41:47Z: 7 failed pods killed and "
+        "recreated) — pod winagent-r5gj9 for node real-node-0 not Ready (Failed, "
         f"PodOSSelectorNodeLabelDoesNotMatch: {REJECTED}{OS_LABEL})")
     # 60 s after the first missing status it is stuck, not before
     assert rows(recorded, "SELECT name, stuck FROM object_findings_at(?) WHERE kind = 'DaemonSet'",

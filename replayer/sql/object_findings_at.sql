@@ -26,7 +26,8 @@
 --   daemonset_pods_missing: a DaemonSet with fewer pods available than desired (one per
 --     eligible node) for threshold_s (since its first version short of them, however often
 --     the controller rewrote its status meanwhile), with the controller's latest Warning
---     (FailedCreate, FailedDaemonPod) and a missing pod's reason (the
+--     (FailedCreate, FailedDaemonPod — counted: each is a failed pod it killed and
+--     recreated) and a missing pod's reason (the
 --     kubelet's rejection of a Failed one), named with the node it is for (its node, or the
 --     one its node affinity pins it to);
 --   storage_class_missing / provisioning_failed / external_provisioning /
@@ -248,7 +249,13 @@ missing AS (
            concat_ws(' — ', coalesce(l.available_replicas, 0) || ' of ' || l.replicas
                                 || ' pods available (' || coalesce(l.status_replicas, 0)
                                 || ' scheduled, ' || coalesce(l.ready_replicas, 0) || ' Ready)',
-                     lw.w.reason || ': ' || lw.w.message,
+                     lw.w.reason || ': ' || lw.w.message
+                         -- each FailedDaemonPod is a failed pod the controller killed to recreate
+                         || CASE WHEN lw.w.reason = 'FailedDaemonPod' AND lw.w.count > 1
+                                 THEN ' (×' || lw.w.count || ' since '
+                                      || strftime(lw.w.first_at, '%Y-%m-%dT%H:%M:%SZ')
+                                      || ': ' || lw.w.count || ' failed pods killed and recreated)'
+                                 ELSE '' END,
                      'pod ' || u.pod.name || coalesce(' for node ' || u.pod.for_node, '')
                          || ' not Ready (' || u.pod.why || ')') AS detail,
            [l.event_id] || coalesce(lw.w.ids, []) || list_filter(
