@@ -164,6 +164,11 @@ def test_explain_a_statefulset_and_a_daemonset(recorded: duckdb.DuckDBPyConnecti
         "Pods missing for 1m27s (since 2026-12-07T14:43:23.161821Z): daemonset_pods_missing — " + MISSING]
     assert {p.name: [s["step"] for s in p.timeline] for p in pods} == {
         "agent-wlfsf": ["created", "scheduled", "running", "ready"], "agent-rdkxn": ["created", "warning"]}
+    # the pod's own finding names the node its DaemonSet pinned it to (its required node
+    # affinity on metadata.name: real-node-0, where the host port is taken — EXPECTED.md "ds")
+    (pending,) = [f for p in pods if p.name == "agent-rdkxn" for f in p.findings if f.topic == "stuck"]
+    assert pending.sentence.endswith("; FailedScheduling, 2026-12-07T14:43:23Z; pinned to node real-node-0 by "
+                                     "its required node affinity")
 
 
 def test_budgets_by_expression_and_by_empty_selector_cover_the_pods(recorded: duckdb.DuckDBPyConnection) -> None:

@@ -11,7 +11,8 @@
 -- are pod_outcomes_at's. Documented in docs/projections.md.
 WITH live_pods AS MATERIALIZED (
     SELECT l.uid, l.cluster, l.namespace, l.name, l.event_id, l.topic, l.created_at, l.received_at,
-           p.phase, p.node_name, p.claim_names, p.scheduling_gates
+           p.phase, p.node_name, p.claim_names, p.scheduling_gates,
+           p.affinity_node
     FROM state_at(ts) l JOIN pods p USING (event_id)
     WHERE l.kind = 'Pod' AND l.deletion_at IS NULL
       AND coalesce(p.phase, 'Pending') NOT IN ('Succeeded', 'Failed')),
@@ -118,7 +119,11 @@ c_unschedulable AS (
            -- why a generic ephemeral volume's claim does not exist: the ephemeral volume
            -- controller's Warning on the pod (a quota, a webhook), which the scheduler's
            -- "waiting for ephemeral volume controller…" does not say
-           || coalesce('; ' || event_line(b.reason, b.message, b.count, b.first_at, b.last_at), '') AS detail,
+           || coalesce('; ' || event_line(b.reason, b.message, b.count, b.first_at, b.last_at), '')
+           -- a DaemonSet's pod may go to one node only (its required node affinity on
+           -- metadata.name): that node's refusal is the one that counts
+           || coalesce('; pinned to node ' || s.affinity_node || ' by its required node affinity',
+                       '') AS detail,
            [s.event_id] || coalesce(e.ids, []) || coalesce(b.ids, []) AS evidence
     FROM stuck s LEFT JOIN last_event e ON e.uid = s.uid AND e.reason = 'FailedScheduling'
     LEFT JOIN last_event b ON b.uid = s.uid AND b.reason = 'FailedBinding'
