@@ -24,7 +24,8 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("name", "its name"),
     C("uid", "its uid", show="wide"),
     C("problem", "terminating, pending, not_ready, not_created, rollout_stalled, update_held, "
-                 "pods_missing, claim_pending, lost, released or failed", fit="whole", drop=1),
+                 "pods_missing, claim_pending, volume_missing, lost, released or failed", fit="whole",
+      drop=1),
     C("since", "when the problem began (RFC 3339)", show="wide"),
     C("stuck_for_s", "seconds stuck at the moment judged (a table prints ≥ before a lower "
                      "bound: see stuck_for_at_least)", kind="seconds", header="STUCK FOR",

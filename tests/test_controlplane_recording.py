@@ -297,9 +297,10 @@ def test_a_refused_binding_and_a_claim_bound_to_no_volume(tmp_path: Path) -> Non
             ("Pod", "refused", "pending", "2026-12-07 21:09:19", "unschedulable",
              f"scheduler_error — {bind}; FailedScheduling ×3, 2026-12-07T21:09:19Z – 21:09:24Z")]
         assert judged(con, "ghost") == [
+            ("PersistentVolumeClaim", "orphan", "volume_missing", "2026-12-07 21:09:20.132835", "volume_missing",
+             ORPHAN),
             ("Pod", "uses-orphan", "pending", "2026-12-07 21:09:20", "unschedulable",
-             'pv_missing — 0/1 nodes are available: persistentvolume "ghost-pv" not found. not found; '
-             "FailedScheduling ×2, 2026-12-07T21:09:20Z – 21:09:20Z")]
+             f"pv_missing — {NO_PV}; FailedScheduling ×2, 2026-12-07T21:09:20Z – 21:09:20Z")]
         (story,) = explain(con, "pod/refused", namespace="binding")
         assert story.findings[0].advice.startswith("the scheduler itself failed (PodScheduled=False "
                                                    "SchedulerError), not the nodes")
@@ -309,3 +310,42 @@ def test_a_refused_binding_and_a_claim_bound_to_no_volume(tmp_path: Path) -> Non
         assert rows(con, "SELECT count(*) FROM k8s_events WHERE message LIKE '%non-existent pv(s)%'") == [(0,)]
     finally:
         con.close()
+
+
+NO_PV = '0/1 nodes are available: persistentvolume "ghost-pv" not found. not found'
+#: binding/'s claim ghost/orphan as its records read: Bound (the kubectl-patch at 21:09:20.13)
+#: to ghost-pv, which no PersistentVolume record names; uses-orphan refused on it
+ORPHAN = ("phase Bound, its volume ghost-pv — no PersistentVolume of that name was recorded — pods waiting "
+          f"on it: uses-orphan (Pending, Unschedulable: {NO_PV})")
+
+
+def test_a_claim_bound_to_no_volume_is_explained(tmp_path: Path) -> None:
+    """binding/'s claim ghost/orphan: its own finding names the volume, that no PV of that
+    name was ever recorded (the PV topic was: its list markers are there), and the pod
+    waiting on it — its latest version and the pod's as evidence, in every output form."""
+    db_file = str(tmp_path / "binding.duckdb")
+    con = load_recording(db_file, str(DATA / "binding" / "recording"))
+    try:
+        assert rows(con, "SELECT count(*), count(name) FROM raw_events WHERE kind = 'PersistentVolume'") == [(3, 0)]
+        assert rows(con, "SELECT v.phase, v.volume_name, r.component FROM raw_events r JOIN volumes v "
+                         "USING (event_id) WHERE r.name = 'orphan' ORDER BY r.event_id DESC LIMIT 1") == [
+            ("Bound", "ghost-pv", "kube-controller-manager")]
+        (story,) = explain(con, "pvc/orphan", namespace="ghost")
+        (pod,) = explain(con, "pod/uses-orphan", namespace="ghost")
+    finally:
+        con.close()
+    (finding,) = story.findings
+    since = "2026-12-07T21:09:20.132835Z"  # the version the kubectl-patch wrote Bound
+    assert finding.sentence == f"Bound to a missing volume for 1m15s (since {since}): volume_missing — {ORPHAN}"
+    assert finding.evidence == ["pvc:99b45068:5", "po:99b45068:5"]
+    assert finding.advice.startswith("restore a PersistentVolume of the name the claim gives")
+    assert [step["step"] for step in story.timeline] == ["created", "phase", "phase", "condition", "condition"]
+    assert f"Its claim ghost/orphan: volume_missing — {ORPHAN}" in [f.sentence for f in pod.findings]
+    (said,) = json.loads(run("explain", "pvc/orphan", "-n", "ghost", "--db", db_file, "-o", "json"))
+    assert [(f["topic"], f["evidence"]) for f in said["findings"]] == [
+        ("stuck", ["pvc:99b45068:5", "po:99b45068:5"])]
+    table = run("explain", "pvc/orphan", "-n", "ghost", "--db", db_file)
+    assert f"volume_missing — {ORPHAN} [evidence pvc:99b45068:5, po:99b45068:5]" in table
+    listed = json.loads(run("stuck", "-n", "ghost", "--db", db_file, "-o", "json"))
+    assert [(r["name"], r["problem"], r["causes"][0]["detail"]) for r in listed if r["kind"] != "Pod"] == [
+        ("orphan", "volume_missing", ORPHAN)]

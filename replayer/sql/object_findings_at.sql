@@ -37,6 +37,9 @@
 --     the list named — / other ProvisioningFailed, FailedBinding or VolumeMismatch (the
 --     volume it names does not fit it) / ExternalProvisioning /
 --     WaitForFirstConsumer or WaitForPodScheduled);
+--   volume_missing: a claim in phase Bound whose volume is not there at ts (never
+--     recorded, or deleted: when and by whom), where the recording watched PersistentVolumes,
+--     with the pods waiting on it (not running; each with its PodScheduled=False message);
 --   pvc_lost: a claim in phase Lost (ClaimLost), naming its volume; pv_released: a volume
 --     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
 --     with policy Delete, past threshold_s: its deleter has not removed it); pv_failed: a
@@ -322,6 +325,54 @@ claim_findings AS (
     FROM pending_claims
     -- an external provisioner is given threshold_s before it counts as stuck
     WHERE reason <> 'ExternalProvisioning' OR first_at <= ts - to_seconds(threshold_s)),
+-- a claim Bound to a volume absent at ts, where the recording watched PersistentVolumes (a
+-- record of the kind in its cluster): the PV controller would mark it Lost; while it has not
+-- (or does not run), the claim says Bound and the scheduler refuses every pod using it
+unbacked_claims AS (
+    SELECT s.kind, s.namespace, s.name, s.uid, s.event_id, s.volume_name,
+           (SELECT min(r.received_at) FROM raw_events r JOIN volumes v USING (event_id)
+            WHERE r.uid = s.uid AND r.received_at <= ts AND v.phase = 'Bound'
+              AND v.volume_name = s.volume_name) AS bound_at,
+           (SELECT arg_max({'event_id': d.event_id, 'at': d.received_at,
+                            'by': coalesce(d.component, 'unknown')}, d.received_at)
+            FROM versions_at(ts) d
+            WHERE d.kind = 'PersistentVolume' AND d.cluster = s.cluster
+              AND d.name = s.volume_name
+              AND d.type IN ('DELETED', 'INFERRED_DELETED')) AS deleted
+    FROM storage s
+    WHERE s.kind = 'PersistentVolumeClaim' AND s.phase = 'Bound' AND s.volume_name <> ''
+      AND EXISTS (SELECT 1 FROM raw_events r WHERE r.kind = 'PersistentVolume'
+                  AND r.cluster = s.cluster AND r.received_at <= ts)
+      AND NOT EXISTS (SELECT 1 FROM storage v WHERE v.kind = 'PersistentVolume'
+                      AND v.cluster = s.cluster AND v.name = s.volume_name)),
+-- the pods at ts that use such a claim and do not run, with the scheduler's word on each
+claim_waiters AS (
+    SELECT c.uid, list(p.name || ' (' || coalesce(k.phase, 'phase unknown')
+                       || coalesce(', ' || sc.reason || coalesce(': ' || sc.message, ''), '')
+                       || ')' ORDER BY p.name) AS pods,
+           list(p.event_id ORDER BY p.name) AS ids
+    FROM unbacked_claims c JOIN state_at(ts) p
+      ON p.kind = 'Pod' AND p.namespace = c.namespace
+    JOIN pods k ON k.event_id = p.event_id AND list_contains(k.claim_names, c.name)
+    LEFT JOIN conditions sc ON sc.event_id = p.event_id AND sc.type = 'PodScheduled'
+         AND sc.status = 'False'
+    WHERE coalesce(k.phase, 'Pending') = 'Pending'
+    GROUP BY c.uid),
+volume_missing AS (
+    SELECT c.kind, c.namespace, c.name, c.uid, 'volume_missing' AS state,
+           'volume_missing' AS cause,
+           greatest(c.bound_at, c.deleted.at) AS since,
+           concat_ws(' — ', 'phase Bound, its volume ' || c.volume_name,
+                     CASE WHEN c.deleted IS NULL
+                          THEN 'no PersistentVolume of that name was recorded'
+                          ELSE 'PersistentVolume ' || c.volume_name || ' deleted at '
+                               || strftime(c.deleted.at, '%Y-%m-%dT%H:%M:%SZ') || ' by '
+                               || c.deleted.by END,
+                     'pods waiting on it: ' || array_to_string(w.pods, '; ')) AS detail,
+           [c.event_id] || CASE WHEN c.deleted IS NULL THEN [] ELSE [c.deleted.event_id] END
+               || coalesce(w.ids, []) AS evidence,
+           c.event_id, true AS stuck
+    FROM unbacked_claims c LEFT JOIN claim_waiters w USING (uid)),
 phases AS (
     SELECT s.kind, s.namespace, s.name, s.uid, lower(s.phase) AS state,
            CASE s.phase WHEN 'Lost' THEN 'pvc_lost' WHEN 'Released' THEN 'pv_released'
@@ -349,6 +400,6 @@ phases AS (
 SELECT * FROM not_created UNION ALL SELECT * FROM stalled UNION ALL SELECT * FROM job_end
 UNION ALL SELECT * FROM suspended UNION ALL SELECT * FROM held
 UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM claim_findings
-UNION ALL SELECT * FROM phases
+UNION ALL SELECT * FROM volume_missing UNION ALL SELECT * FROM phases
 UNION ALL SELECT * FROM service_findings_at(ts, threshold_s := threshold_s)
 UNION ALL SELECT * FROM node_findings_at(ts, threshold_s := threshold_s)

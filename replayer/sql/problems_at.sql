@@ -3,7 +3,7 @@
 -- deletions that never finished (problem `terminating`, stuck_at), pods not running or not
 -- Ready (`pending`, `not_ready`: not_running_at) and workloads that cannot make their pods
 -- or volumes that cannot get on (workload_problems_at: `not_created`, `rollout_stalled`,
--- `update_held`, `pods_missing`, `claim_pending`, `lost`, `released`, `failed`) and drains a
+-- `update_held`, `pods_missing`, `claim_pending`, `volume_missing`, `lost`, `released`, `failed`) and drains a
 -- PodDisruptionBudget holds (drain_blocked_at: `drain_blocked`). What `ktrace stuck` prints.
 SELECT kind, namespace, name, uid, 'terminating' AS problem, stuck_since AS since, stuck_for_s,
        node, top_cause, causes, evidence_event_id
