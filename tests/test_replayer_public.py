@@ -71,7 +71,8 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     # the catalogue's rows on public data (docs/causes.md); not listed, so nothing stuck:
     # volume-multi-attach-1 (the attach succeeded and the container started after the
     # Multi-Attach), pvc-external-provisioning-2 (15 s of waiting, under the threshold),
-    # pvc-wait-for-consumer-1, job-suspended-1 (states, not failures), node-memory-pressure-1
+    # pvc-wait-for-consumer-1, job-suspended-1 (states, not failures), node-memory-pressure-1,
+    # node-network-unavailable-1
     "image-pull-invalid-name-1": {("Pod", "hello-release-hello-world-76bc67557d-4g565"):
                                   ("image_pull", "invalid_name — hello-world: InvalidImageName")},
     "image-pull-invalid-name-2": {("Pod", "12factor-demo-adcc188eef-0"):
@@ -212,6 +213,11 @@ OUTCOMES: dict[str, list[tuple]] = {
                                 "to recover from admission failure: preemption: error finding a "
                                 "set of pods to preempt: no set of running pods found to reclaim "
                                 "resources: [(res: pods, q: 1), ]", [1])],
+    # a device plugin with no healthy device: the device manager's message decides
+    "admission-unexpected-2": [("outcome", "dpdk", "admission",
+                                "UnexpectedAdmissionError: Pod was rejected: Allocate failed due to no "
+                                "healthy devices present; cannot allocate unhealthy devices "
+                                "dsa.intel.com/wq-user-dedicated, which is unexpected", [1])],
     "preempted-1": [("outcome", "pause1", "preempted",
                      "DisruptionTarget PreemptionByKubeScheduler: Kube-scheduler: preempting to "
                      "accommodate a higher priority pod: default/pause2", [1])],
@@ -296,6 +302,17 @@ def test_a_node_under_pressure_is_a_node_finding(loaded):
                                            "FROM node_pressure_at(data_end())") == [
         ("kubernetes-master", ["DiskPressure"], "2020-08-04 17:32:06",
          "DiskPressure=True since 2020-08-04T17:32:06Z (KubeletHasDiskPressure)")]
+
+
+def test_a_node_without_its_route_is_a_node_finding(loaded):
+    """node-network-unavailable-1: NetworkUnavailable=True NoRouteCreated from the route
+    controller — a node finding with the controller's message, nothing stuck."""
+    con = loaded["node-network-unavailable-1"]
+    assert rows(con, "SELECT name, conditions, since::VARCHAR, detail FROM node_pressure_at(data_end())") == [
+        ("unnamed-aws-node", ["NetworkUnavailable"], "2017-01-23 16:32:44",
+         "NetworkUnavailable=True since 2017-01-23T16:32:44Z (NoRouteCreated: RouteController failed to "
+         "create a route)")]
+    assert rows(con, "SELECT count(*) FROM problems") == [(0,)]
 
 
 def test_containers_the_kubelet_lost_ended_unseen(loaded):
