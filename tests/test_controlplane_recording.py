@@ -281,6 +281,25 @@ def test_a_volume_whose_recycler_pod_a_quota_forbids(tmp_path: Path) -> None:
         con.close()
 
 
+def test_a_claim_whose_volume_was_deleted_before_the_pv_controller_marked_it_lost(
+        recorded: duckdb.DuckDBPyConnection) -> None:
+    """volumes/lost: lost-pv's DELETED (17:43:01.696) comes 7 ms before the PV controller
+    writes the claim Lost (17:43:01.703): judged between the two, the claim is still Bound to
+    a volume that is gone — the deletion named, its record the evidence; after, pvc_lost."""
+    between = datetime(2026, 12, 7, 17, 43, 1, 700000)
+    found = rows(recorded, "SELECT f.name, f.since, f.detail, list(r.kind || ' ' || r.type ORDER BY e.n) "
+                           "FROM object_findings_at(?) f, unnest(f.evidence) WITH ORDINALITY e(id, n) "
+                           "JOIN raw_events r ON r.event_id = e.id "
+                           "WHERE f.cause = 'volume_missing' GROUP BY ALL", between)
+    assert found == [
+        ("lost", datetime(2026, 12, 7, 17, 43, 1, 696133),
+         "phase Bound, its volume lost-pv — PersistentVolume lost-pv deleted at 2026-12-07T17:43:01Z "
+         "(kube-apiserver: removed after deletionTimestamp (grace period over))",
+         ["PersistentVolumeClaim MODIFIED", "PersistentVolume DELETED"])]
+    assert rows(recorded, "SELECT count(*) FROM object_findings_at(data_end()) WHERE cause = 'volume_missing'") == [
+        (0,)]
+
+
 def test_a_refused_binding_and_a_claim_bound_to_no_volume(tmp_path: Path) -> None:
     """binding/: the scheduler's Bind is denied by the webhook (PodScheduled=False
     SchedulerError): its own failure, not the nodes'; a claim Bound to PV ghost-pv, which

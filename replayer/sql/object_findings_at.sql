@@ -38,7 +38,7 @@
 --     volume it names does not fit it) / ExternalProvisioning /
 --     WaitForFirstConsumer or WaitForPodScheduled);
 --   volume_missing: a claim in phase Bound whose volume is not there at ts (never
---     recorded, or deleted: when and by whom), where the recording watched PersistentVolumes,
+--     recorded, or deleted: when, with its record's attribution), where the recording watched PersistentVolumes,
 --     with the pods waiting on it (not running; each with its PodScheduled=False message);
 --   pvc_lost: a claim in phase Lost (ClaimLost), naming its volume; pv_released: a volume
 --     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
@@ -334,7 +334,7 @@ unbacked_claims AS (
             WHERE r.uid = s.uid AND r.received_at <= ts AND v.phase = 'Bound'
               AND v.volume_name = s.volume_name) AS bound_at,
            (SELECT arg_max({'event_id': d.event_id, 'at': d.received_at,
-                            'by': coalesce(d.component, 'unknown')}, d.received_at)
+                            'by': concat_ws(': ', d.component, d.attribution)}, d.received_at)
             FROM versions_at(ts) d
             WHERE d.kind = 'PersistentVolume' AND d.cluster = s.cluster
               AND d.name = s.volume_name
@@ -366,8 +366,8 @@ volume_missing AS (
                      CASE WHEN c.deleted IS NULL
                           THEN 'no PersistentVolume of that name was recorded'
                           ELSE 'PersistentVolume ' || c.volume_name || ' deleted at '
-                               || strftime(c.deleted.at, '%Y-%m-%dT%H:%M:%SZ') || ' by '
-                               || c.deleted.by END,
+                               || strftime(c.deleted.at, '%Y-%m-%dT%H:%M:%SZ')
+                               || coalesce(' (' || nullif(c.deleted.by, '') || ')', '') END,
                      'pods waiting on it: ' || array_to_string(w.pods, '; ')) AS detail,
            [c.event_id] || CASE WHEN c.deleted IS NULL THEN [] ELSE [c.deleted.event_id] END
                || coalesce(w.ids, []) AS evidence,
