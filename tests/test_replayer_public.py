@@ -313,6 +313,12 @@ def test_a_node_without_its_route_is_a_node_finding(loaded):
          "NetworkUnavailable=True since 2017-01-23T16:32:44Z (NoRouteCreated: RouteController failed to "
          "create a route)")]
     assert rows(con, "SELECT count(*) FROM problems") == [(0,)]
+    from replayer.analyses.explain import explain
+    [node] = explain(con, "node/unnamed-aws-node")
+    assert [(f.sentence, f.evidence) for f in node.findings] == [
+        ("NetworkUnavailable=True since 2017-01-23T16:32:44Z, still at the end of the data: NoRouteCreated: "
+         "RouteController failed to create a route; no EvictionThresholdMet Event recorded; no pod evicted for "
+         "it recorded.", [node.timeline[-1]["evidence_event_id"]])]  # the one record: its condition step
 
 
 def test_containers_the_kubelet_lost_ended_unseen(loaded):
