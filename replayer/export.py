@@ -15,12 +15,14 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 
 import duckdb
 
 from replayer import db, projections
 from schemas.errors import KtraceError
 
+_READS_ROWID = re.compile(r"\browid\b", re.I)
 MANIFEST = "manifest.json"
 #: The partition keys: a record's kind and the UTC date it was received.
 PARTITION = ("kind", "date")
@@ -72,15 +74,31 @@ def open_parquet(directory: str) -> duckdb.DuckDBPyConnection:
         con.execute("SET allowed_directories = [?]", [directory + os.sep])
         for table, spec in manifest["tables"].items():
             con.execute(f'CREATE VIEW "{table}" AS {_reader(directory, table, spec)}')
-        for model in projections.ordered_models():
-            if model.materialisation in ("view", "macro"):
-                for statement in model.statements():
-                    con.execute(statement)
+        for model in _readable_models():
+            for statement in model.statements():
+                con.execute(statement)
     except duckdb.Error as exc:
         con.close()
         raise ExportError(f"{directory} cannot be read as a ktrace export: "
                           f"{str(exc).splitlines()[0]}") from exc
     return con
+
+
+def _readable_models() -> list[projections.Model]:
+    """The views and macros over an export's tables, without the parts of a refresh: those
+    read the rows a refresh appended by their rowid, which a view of Parquet files does not
+    have, and an export's tables are made already."""
+    refresh_parts: set[str] = set()
+    readable = []
+    for model in projections.ordered_models():
+        if model.materialisation not in ("view", "macro"):
+            continue
+        if _READS_ROWID.search(re.sub(r"--[^\n]*", "", model.body)) \
+                or refresh_parts.intersection(model.depends):
+            refresh_parts.add(model.name)
+        else:
+            readable.append(model)
+    return readable
 
 
 def _reader(directory: str, table: str, spec: dict) -> str:
