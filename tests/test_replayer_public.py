@@ -96,6 +96,12 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     # a Lost claim names the volume it was bound to
     "pvc-lost-1": {("PersistentVolumeClaim", "pvcclaim6"):
                    ("pvc_lost", "phase Lost — its volume demosc5-a7e8483a-cd6b-11e8-a0ae-0242ac110010")},
+    # the runtime could not inspect an image it was not to pull: not the registry, not the name
+    "image-inspect-error-1": {("Pod", "cnb-reloader-5db69cb8c6-2bqqv"):
+                              ("image_pull", "inspect_failed — InspectFailed ×8")},
+    # the runtime's CRI error RegistryUnavailable in the kubelet's Failed Event
+    "image-registry-unavailable-1": {("Pod", "unnamed-kube-image-keeper-pod"):
+                                     ("image_pull", "registry_unreachable — Failed")},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
     # margin, judged below), node-not-ready-1 (its node_not_ready is 0 s old at the data's
     # end, under the threshold: judged below)
@@ -264,6 +270,13 @@ OUTCOMES: dict[str, list[tuple]] = {
          'ExternalProvisioning: waiting for a volume to be created, either by external '
          'provisioner "fuseim.pri/ifs" or manually created by system administrator (×22)',
          [1, 2])],
+    # ImageInspectError (k3s-io/k3s#12540): the shim's error decides; "Error: ImageInspectError"
+    # only repeats the reason
+    "image-inspect-error-1": [
+        ("unknown", "cnb-reloader-5db69cb8c6-2bqqv", "image_pull",
+         'inspect_failed — InspectFailed ×8, 2025-06-24T11:53:00Z – 11:54:18Z: Failed to inspect '
+         'image "": rpc error: code = Unknown desc = unable to convert a nil pointer to a runtime '
+         'API image', [3])],
     "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
                       "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
                       "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],
@@ -495,3 +508,22 @@ def test_a_failed_post_start_hook_names_the_hook_and_its_output(loaded):
     assert detail.endswith("exited with 1: , message: \"Enter Bind DN: Error: EOF when reading "
                            "a line\\nEnter Bind DN: Error: EOF when reading a line\\n\"")
     assert advice.startswith("the container's postStart hook failed")
+
+
+def test_a_runtime_fault_or_an_unavailable_registry_is_not_the_image(loaded):
+    """ImageInspectError (k3s-io/k3s#12540: cri-dockerd) and the CRI error RegistryUnavailable
+    (enix/kube-image-keeper#529): the advice points at the runtime and at the registry's
+    reachability, never at the image's name or tag. The RegistryUnavailable Event carries no
+    time (none was quoted), so its detail is read around the capture's time."""
+    [(detail, advice)] = rows(loaded["image-inspect-error-1"], "SELECT c.detail, finding_advice("
+                              "c.cause, c.detail) FROM problems, unnest(causes) u(c)")
+    assert advice.startswith("the container runtime failed to inspect an image")
+    assert "not the registry or the name" in advice
+    [(detail, advice)] = rows(loaded["image-registry-unavailable-1"], "SELECT c.detail, "
+                              "finding_advice(c.cause, c.detail) FROM problems, unnest(causes) u(c)")
+    assert detail.startswith("registry_unreachable — Failed, ")
+    assert detail.endswith(': Failed to pull image "localhost:7439/gitlab.example.com-4567/library/'
+                           'test-api:latest": RegistryUnavailable: pinging container registry '
+                           'localhost:7439: Get "http://localhost:7439/v2/": dial tcp [::1]:7439: '
+                           'connect: connection refused')
+    assert advice.startswith("the node cannot reach the registry")
