@@ -18,6 +18,7 @@ VALUES
     ('image_pull', 'rate_limited', 'the registry rate-limits pulls: authenticate the pulls, use a mirror or pre-pull the image'),
     ('image_pull', 'invalid_name', 'the image reference is not valid: fix its spelling (registry/path:tag or @sha256:digest)'),
     ('image_pull', 'inspect_failed', 'the container runtime failed to inspect an image the pull policy says not to pull (ImageInspectError; no pull was tried): the runtime''s own error is in the message — a runtime fault or a runtime and shim that disagree (e.g. cri-dockerd against a newer Docker API), not the registry or the name; fix or upgrade the runtime on that node, or remove and pull the image again'),
+    ('image_pull', 'signature_rejected', 'the container runtime''s signature policy rejected the image (SignatureValidationFailed: no signature, or none from the key or identity the policy requires): sign the image as the policy requires, or correct the node''s policy (CRI-O policy.json, an OpenShift ClusterImagePolicy); pulling again will not help'),
     ('image_pull', 'never_pull', 'imagePullPolicy is Never and the image is not on the node: load it onto the node or change the policy'),
     ('image_pull', 'back_off', 'the kubelet is waiting before the next pull attempt; the earlier failure''s message says why (not recorded here)'),
     ('sandbox', 'cni', 'the network plugin failed to set up the pod''s network: check the CNI plugin''s pods and logs on the node named above'),
