@@ -102,6 +102,8 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
     # the runtime's CRI error RegistryUnavailable in the kubelet's Failed Event
     "image-registry-unavailable-1": {("Pod", "unnamed-kube-image-keeper-pod"):
                                      ("image_pull", "registry_unreachable — Failed")},
+    # the runtime's signature policy refused the image: not a back-off to wait out
+    "image-signature-rejected-1": {("Pod", "pod"): ("image_pull", "signature_rejected — container")},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
     # margin, judged below), node-not-ready-1 (its node_not_ready is 0 s old at the data's
     # end, under the threshold: judged below)
@@ -277,6 +279,15 @@ OUTCOMES: dict[str, list[tuple]] = {
          'inspect_failed — InspectFailed ×8, 2025-06-24T11:53:00Z – 11:54:18Z: Failed to inspect '
          'image "": rpc error: code = Unknown desc = unable to convert a nil pointer to a runtime '
          'API image', [3])],
+    # SignatureValidationFailed (the kubernetes.io blog's CRI-O capture): the runtime's Failed
+    # message decides, the waiting reason and the back-off only follow it
+    "image-signature-rejected-1": [
+        ("unknown", "pod", "image_pull",
+         'signature_rejected — container: SignatureValidationFailed; Failed ×3, '
+         '2023-06-29T11:59:05Z – 11:59:54Z: Failed to pull image "quay.io/crio/unsigned": '
+         'SignatureValidationFailed: Source image rejected: A signature was required, but no '
+         'signature exists; BackOff ×2, 2023-06-29T11:59:05Z – 11:59:38Z: Back-off pulling image '
+         '"quay.io/crio/unsigned"', [1, 6, 3, 4])],
     "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
                       "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
                       "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],
@@ -511,9 +522,10 @@ def test_a_failed_post_start_hook_names_the_hook_and_its_output(loaded):
 
 
 def test_a_runtime_fault_or_an_unavailable_registry_is_not_the_image(loaded):
-    """ImageInspectError (k3s-io/k3s#12540: cri-dockerd) and the CRI error RegistryUnavailable
-    (enix/kube-image-keeper#529): the advice points at the runtime and at the registry's
-    reachability, never at the image's name or tag. The RegistryUnavailable Event carries no
+    """ImageInspectError (k3s-io/k3s#12540: cri-dockerd), the CRI errors RegistryUnavailable
+    (enix/kube-image-keeper#529) and SignatureValidationFailed (the kubernetes.io blog's CRI-O
+    capture): the advice points at the runtime, the registry's reachability and the signature
+    policy, never at the image's name or tag, nor at waiting out the back-off. The RegistryUnavailable Event carries no
     time (none was quoted), so its detail is read around the capture's time."""
     [(detail, advice)] = rows(loaded["image-inspect-error-1"], "SELECT c.detail, finding_advice("
                               "c.cause, c.detail) FROM problems, unnest(causes) u(c)")
@@ -527,3 +539,7 @@ def test_a_runtime_fault_or_an_unavailable_registry_is_not_the_image(loaded):
                            'localhost:7439: Get "http://localhost:7439/v2/": dial tcp [::1]:7439: '
                            'connect: connection refused')
     assert advice.startswith("the node cannot reach the registry")
+    [(advice,)] = rows(loaded["image-signature-rejected-1"], "SELECT finding_advice(c.cause, "
+                       "c.detail) FROM problems, unnest(causes) u(c)")
+    assert advice.startswith("the container runtime's signature policy rejected the image")
+    assert advice.endswith("pulling again will not help")
