@@ -18,7 +18,9 @@ _READS = re.compile(r"\b(?:FROM|JOIN)\s+(\w+)|(?<![\w.])(\w+)\s*\(", re.I)
 
 def read_by(model: projections.Model) -> set[str]:
     """The models and typed tables a model's SQL reads (comments and strings aside)."""
-    code = re.sub(r"'(?:[^']|'')*'", "''", re.sub(r"--[^\n]*", "", model.body))
+    # one pass left to right: a string may hold "--" (advice quoting --verbs), a comment "'"
+    code = re.sub(r"'(?:[^']|'')*'|--[^\n]*",
+                  lambda m: "''" if m.group().startswith("'") else "", model.body)
     names = set(projections.models()) | {m.table for m in typed.models()}
     return {a or b for a, b in _READS.findall(code)} & names - {model.name}
 
