@@ -25,8 +25,9 @@ PATH_GROUPS = {"recorder": ("recorder_baseline", "recorder", "recorder_local"),
                           "replay_local", "window_local", "namespace_local", "replay_baseline")}
 ONE_CORE = frozenset({"recorder_baseline", "recorder", "recorder_registry", "recorder_live",
                       "recorder_local"})
-#: When no size reached LIVE_TARGET live objects (≈ events / 4), the recorder alone on this
-#: many events, stopped at LIVE_TARGET: RSS measured there, not extrapolated.
+#: When no size reached LIVE_TARGET live objects, the recorder alone on this many events of
+#: a workload whose Events never expire (≈ events / 4 live), stopped at LIVE_TARGET: RSS
+#: measured there, not extrapolated.
 LIVE_EVENTS = 450_000
 #: Measured too when a Schema Registry is given: the recorder path in the Confluent framing.
 REGISTRY_PATH = "recorder_registry"
@@ -120,7 +121,9 @@ class Run:
         for size in sorted(growth):
             if growth[size]["recorder"]["at_live_target"] is not None:
                 return {"source": f"the {size:,}-event run", **growth[size]["recorder"]["at_live_target"]}
-        events = workload.build(workload.cached(self.work, f"workload-{LIVE_EVENTS}"), LIVE_EVENTS, self.templates)
+        # Events kept: with their hourly expiry live objects reach LIVE_TARGET only after ~2M
+        events = workload.build(workload.cached(self.work, f"workload-live-{LIVE_EVENTS}"),
+                                LIVE_EVENTS, self.templates, expiring=False)
         progress(f"{LIVE_EVENTS:,} events: recorder until {LIVE_TARGET:,} live objects")
         args = {**self.arguments("recorder", LIVE_EVENTS, events, bootstrap), "stop_at_live": True}
         result = child.run("recorder_live", args, cpu=self.cpu)

@@ -147,9 +147,12 @@ def with_event_expiry(writes: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
         yield line
 
 
-def cloned_lines(templates: list[Template], events: int) -> Iterator[bytes]:
-    """``events`` watch lines: clone 1, clone 2, … with Events expiring, cut at ``events``."""
-    for line in with_event_expiry(cloned_writes(templates)):
+def cloned_lines(templates: list[Template], events: int, expiring: bool = True) -> Iterator[bytes]:
+    """``events`` watch lines: clone 1, clone 2, … with Events expiring (unless not
+    ``expiring``), cut at ``events``."""
+    writes = cloned_writes(templates)
+    lines = with_event_expiry(writes) if expiring else (line for _, line in writes)
+    for line in lines:
         if events <= 0:
             return
         events -= 1
@@ -161,14 +164,16 @@ def cached(work: Path, name: str) -> Path:
     return work / f"{name}.v{VERSION}.jsonl"
 
 
-def build(path: Path, events: int, templates: list[Template] | None = None) -> Path:
-    """The workload of ``events`` events at ``path`` (kept when already complete)."""
+def build(path: Path, events: int, templates: list[Template] | None = None,
+          expiring: bool = True) -> Path:
+    """The workload of ``events`` events at ``path`` (kept when already complete); its
+    Events never expire when not ``expiring`` (the recorder's memory at many live objects)."""
     done = path.with_suffix(".complete")
     if done.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
-        for line in cloned_lines(templates or seed_templates(), events):
+        for line in cloned_lines(templates or seed_templates(), events, expiring):
             fh.write(line + b"\n")
     done.write_text(f"{events}\n")
     return path
