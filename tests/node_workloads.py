@@ -539,3 +539,28 @@ def block_volume_missing(namespace: str) -> list[Manifest]:
     user = pod("rawdisk", namespace, sleeper(volumeDevices=[{"name": "disk", "devicePath": "/dev/xvda"}]), grace=2,
                volumes=[{"name": "disk", "persistentVolumeClaim": {"claimName": "disk"}}])
     return [volume, claim, user]
+
+
+def pod_level_memory_hog(namespace: str, mebibytes: int) -> Manifest:
+    """``hog``: 64Mi of memory requested for the whole pod (pod-level ``spec.resources``,
+    PodLevelResources), none by its container, which holds MEBIBYTES: dd's one block, kept
+    while the pipe's reader never reads."""
+    script = f"dd if=/dev/zero bs={mebibytes}M count=1 | sleep 3600"
+    return bound("hog", namespace, container("app", script), resources={"requests": {"memory": "64Mi"}})
+
+
+# A shell that exits at once on SIGTERM, as a well-behaved application does.
+EXITS_ON_SIGTERM = "trap 'exit 0' TERM; while true; do sleep 1; done"
+
+
+def shutdown_bystanders(namespace: str) -> list[Manifest]:
+    """Running on the real node when it shuts down, each with a 30 s grace period of its own:
+    the one-replica Deployment ``web`` (its HTTP server exits on SIGTERM), pod ``stubborn``
+    (ignores SIGTERM) and pod ``critical`` (priorityClassName system-node-critical; exits on
+    SIGTERM), which the kubelet stops after the others, in its own grace period."""
+    return [
+        web_deployment("web", namespace, replicas=1),
+        pod("stubborn", namespace, sleeper(), grace=30),
+        pod("critical", namespace, container("app", EXITS_ON_SIGTERM), grace=30,
+            priorityClassName="system-node-critical"),
+    ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what the tests' real node needs beside the kubelet (which compose/k8s/build.sh
 # builds with the control plane): Debian's containerd, runc and CNI plugins, busybox-static
-# for the test images, and the pause (sandbox) binary compiled from the kubernetes module's
+# for the test images, dbus-daemon for the private system bus of the logind stand-in
+# (tests/infra/logind.py), and the pause (sandbox) binary compiled from the kubernetes module's
 # own build/pause/linux/pause.c, since no registry can serve registry.k8s.io/pause.
 #
 #   compose/node/install.sh         # prints the node cache dir (holds bin/pause) on its last line
@@ -10,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=compose/k8s/versions.sh
 . "$here/../k8s/versions.sh"
 
-packages=(containerd runc containernetworking-plugins busybox-static gcc libc6-dev)
+packages=(containerd runc containernetworking-plugins busybox-static gcc libc6-dev dbus-daemon)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -11,6 +11,9 @@ without CAP_SYS_RESOURCE, no registry), and leaves the host as it found it:
 - pods get addresses on a bridge of its own (no NAT, no iptables rules); the bridge is
   removed at stop, and the directories its tools need are made private and removed;
 - images are imported from OCI archives made here (tests/infra/images.py): no registry;
+- with ``shutdownGracePeriod`` set, a private system bus and a logind stand-in
+  (tests/infra/logind.py) are the operating system the kubelet's node shutdown manager talks
+  to; ``shut_down()`` is logind's PrepareForShutdown, as ``systemctl poweroff`` would send it;
 - the kubelet serves its API on 127.0.0.1 only, to clients of the test CA it authenticates
   and has the API server authorize (webhook), as real clusters do: ``kubectl logs``, ``exec``,
   ``cp`` and ``port-forward`` reach it through the API server. A kubelet refuses a loopback
@@ -29,6 +32,7 @@ import argparse
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.infra import images
+from tests.infra.logind import Logind
 from tests.infra.k8s import (
     KUBELET_CLIENT_USER,
     REPO,
@@ -71,7 +76,9 @@ POD_SUBNET = "10.250.0.0/24"
 CGROUP_MOUNTS = Path("/sys/fs/cgroup")
 # Host directories the kubelet or the CNI tools write to whatever they are told: each gets a
 # private tmpfs inside the node's mount namespace (made, then removed, if it did not exist).
-PRIVATE_DIRS = (Path("/var/log/containers"), Path("/var/lib/cni"))
+# The kubelet writes its logind override to the third when logind's InhibitDelayMaxUSec is
+# shorter than its shutdownGracePeriod (the stand-in's is not: a guard, never a route).
+PRIVATE_DIRS = (Path("/var/log/containers"), Path("/var/lib/cni"), Path("/etc/systemd/logind.conf.d"))
 # One real node per machine at a time (the bridge and its subnet are the machine's): a second
 # test session waits for the first one's node to stop.
 LOCK_FILE = Path("/tmp/ktrace-real-node.lock")
@@ -112,6 +119,8 @@ class RealNode:
         self.created_dirs: list[Path] = []
         self.process: Component | None = None
         self.lock: Any = None
+        grace = _seconds(str(self._kubelet_config()["shutdownGracePeriod"]))
+        self.logind = Logind(self.work_dir / "logind", inhibit_delay_max=grace) if grace else None
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -125,6 +134,8 @@ class RealNode:
             self._make_cgroups()
             self._make_private_dirs()
             self._write_configs()
+            if self.logind is not None:
+                self.logind.start()  # before the kubelet: its shutdown manager connects once
             self.process = Component("real-node", self._argv(), self.work_dir / "logs" / "node.log",
                                      ready=lambda: True)
             self._start_in_cgroup()
@@ -143,6 +154,8 @@ class RealNode:
         """Stop the kubelet and containerd, then everything left in the node's cgroups."""
         if self.process is not None:
             self.process.stop(timeout=30)
+        if self.logind is not None:
+            self.logind.stop()
         self._kill_cgroup_processes()
         self._remove_cgroups()
         subprocess.run(["ip", "link", "delete", BRIDGE], capture_output=True)
@@ -155,6 +168,14 @@ class RealNode:
         if self.lock is not None:
             self.lock.close()  # releases the flock
             self.lock = None
+
+    def shut_down(self) -> None:
+        """The operating system asks for a shutdown (logind's PrepareForShutdown(true)): the
+        kubelet stops its pods within its grace periods and refuses new ones. The node keeps
+        running, shutting down, until stop()."""
+        if self.logind is None:
+            raise ControlPlaneError("no shutdownGracePeriod in the kubelet settings: no shutdown manager to tell")
+        self.logind.shut_down()
 
     def import_archive(self, archive: Path) -> None:
         """Make the images of an OCI archive (tests/infra/images.py's, or `podman save
@@ -193,6 +214,8 @@ class RealNode:
             signal.pthread_sigmask(signal.SIG_SETMASK, set())  # main() blocks them for sigwait
 
         env = {**os.environ, "KTRACE_NODE_PRIVATE_DIRS": ":".join(map(str, PRIVATE_DIRS))}
+        if self.logind is not None:
+            env["DBUS_SYSTEM_BUS_ADDRESS"] = self.logind.address
         with self.process.log.open("ab") as out:
             self.process.process = subprocess.Popen(
                 self.process.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -398,6 +421,15 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
             for path in reversed(missing):
                 path.mkdir()
                 self.created_dirs.append(path)
+
+
+def _seconds(go_duration: str) -> float:
+    """A Go duration as KubeletConfiguration writes it ("0s", "20s", "1m30s"), in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", go_duration)
+    if not parts or "".join(n + u for n, u in parts) != go_duration:
+        raise ValueError(f"not a Go duration: {go_duration!r}")
+    return sum(float(n) * units[u] for n, u in parts)
 
 
 def _v1_hierarchies() -> list[Path]:

@@ -81,8 +81,8 @@ def versions(node: RealNode) -> str:
 
 
 @contextmanager
-def node_plane(out: Path, kwok_nodes: int = 1,
-               kubelet_settings: Callable[[], Mapping[str, Any]] | None = None) -> Iterator[LocalControlPlane]:
+def real_node(out: Path, kwok_nodes: int = 1,
+              kubelet_settings: Callable[[], Mapping[str, Any]] | None = None) -> Iterator[RealNode]:
     """A control plane with KWOK_NODES kwok nodes and the real node, the node's versions in
     OUT/versions.txt; all stopped after. KUBELET_SETTINGS, called once the control plane
     runs, gives the node's kubelet settings (RealNode's)."""
@@ -92,24 +92,40 @@ def node_plane(out: Path, kwok_nodes: int = 1,
     try:
         node.start()
         (out / "versions.txt").write_text(versions(node))
-        yield plane
+        yield node
     finally:
         node.stop()
         plane.stop()
 
 
 @contextmanager
-def recorded_node(out: Path, kubelet_settings: Callable[[], Mapping[str, Any]] | None = None,
-                  ) -> Iterator[LocalControlPlane]:
-    """node_plane with one kwok node, ``ktrace record`` (default kinds) into OUT/recording."""
-    with node_plane(out, kubelet_settings=kubelet_settings) as plane:
-        recording = recorder(plane, out / "recording")
+def node_plane(out: Path, kwok_nodes: int = 1,
+               kubelet_settings: Callable[[], Mapping[str, Any]] | None = None) -> Iterator[LocalControlPlane]:
+    """real_node's control plane."""
+    with real_node(out, kwok_nodes, kubelet_settings) as node:
+        yield node.plane
+
+
+@contextmanager
+def recorded_real_node(out: Path, kubelet_settings: Callable[[], Mapping[str, Any]] | None = None,
+                       ) -> Iterator[RealNode]:
+    """real_node with one kwok node, ``ktrace record`` (default kinds) into OUT/recording."""
+    with real_node(out, kubelet_settings=kubelet_settings) as node:
+        recording = recorder(node.plane, out / "recording")
         try:
             time.sleep(3)
-            yield plane
+            yield node
         finally:
             recording.terminate()
             recording.wait(timeout=30)
+
+
+@contextmanager
+def recorded_node(out: Path, kubelet_settings: Callable[[], Mapping[str, Any]] | None = None,
+                  ) -> Iterator[LocalControlPlane]:
+    """recorded_real_node's control plane."""
+    with recorded_real_node(out, kubelet_settings) as node:
+        yield node.plane
 
 
 def main(out: Path) -> None:
