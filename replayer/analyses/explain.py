@@ -191,11 +191,13 @@ def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list
 
 
 OUTCOMES = {"evicted": "Evicted", "admission": "Rejected by the kubelet",
-            "preempted": "Preempted", "oom_killed": "Ended OOM-killed"}
+            "preempted": "Preempted", "oom_killed": "Ended OOM-killed",
+            "node_shutdown": "Stopped by its node's shutdown"}
 
 
 def _pod_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
-    """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed)."""
+    """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed,
+    stopped by its node's shutdown)."""
     return _found(_causes(con, "pod_outcomes_at", uids), lambda r: [
         Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
                            f"{_time(r['since'])}: {r['cause']} — {r['detail']}",

@@ -10,6 +10,7 @@ VALUES
     ('admission', 93, 'the node''s kubelet rejected the pod at admission (status.reason OutOfcpu, OutOfmemory, OutOfpods, NodeAffinity, UnexpectedAdmissionError, NodeShutdown…; phase Failed)', NULL, NULL),
     ('evicted', 92, 'the pod was evicted: by the kubelet under node pressure (status.reason Evicted; the resource from its message; the node''s pressure condition) or through the Eviction API (DisruptionTarget EvictionByEvictionAPI: a drain, with the budget that allowed it)', NULL, NULL),
     ('drain_blocked', 79, 'a cordoned node''s drain is held: pods still on it whose PodDisruptionBudget allows 0 disruptions (the Eviction API refuses them and writes nothing; the evidence is the node''s version and the budget''s)', NULL, NULL),
+    ('node_shutdown', 92, 'the kubelet stopped the pod because its node was shutting down (graceful node shutdown: DisruptionTarget TerminationByKubelet "Pod was terminated in response to imminent node shutdown.", status.reason Terminated; a pod whose containers exited 0 on the SIGTERM reads Succeeded) — a terminal outcome, never stuck', NULL, NULL),
     ('preempted', 91, 'the scheduler preempted the pod for a higher-priority one (Preempted Event, DisruptionTarget PreemptionByScheduler)', NULL, NULL),
     ('not_created', 95, 'the ReplicaSet/Job cannot create its pods (FailedCreate: quota, admission webhook, Pod Security)', NULL, NULL),
     ('unschedulable', 90, 'the scheduler finds no node (FailedScheduling, parsed into its reasons)', NULL, NULL),

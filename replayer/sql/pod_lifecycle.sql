@@ -114,6 +114,9 @@ SELECT s.uid, s.namespace, s.pod, o.owner, s.node, s.steps,
                 THEN 'killed (SIGKILL, exit 137) by ' || s.stopped_by || ' (no deletion)'
             WHEN list_contains(t.exit_codes, 137) THEN 'killed (SIGKILL, exit 137) without a deletion'
             WHEN list_distinct(t.exit_codes) = [143] THEN 'exited on SIGTERM'
+            -- exit 0 on the kubelet's own SIGTERM (a node shutdown): stopped, not finished
+            WHEN list_distinct(t.exit_codes) = [0] AND s.stopped_by IS NOT NULL
+                THEN 'exited 0 on the SIGTERM of ' || s.stopped_by || ': stopped, not finished (no deletion)'
             WHEN list_distinct(t.exit_codes) = [0] THEN 'exited cleanly'
             ELSE 'exited with ' || array_to_string(t.exit_codes, ',') END AS stop_verdict
 FROM steps s LEFT JOIN owners o USING (uid) LEFT JOIN stops t USING (uid)

@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -19,7 +19,12 @@
 --              and Event Preempting, DisruptionTarget TerminationByKubelet "Pod was
 --              preempted by Kubelet to accommodate a critical pod.");
 --   oom_killed a container of a Failed pod ended OOMKilled (restartPolicy Never/OnFailure
---              gave up), with its memory limit.
+--              gave up), with its memory limit;
+--   node_shutdown  the kubelet's graceful node shutdown stopped it (pkg/kubelet/nodeshutdown:
+--              DisruptionTarget TerminationByKubelet and status Terminated, both "Pod was
+--              terminated in response to imminent node shutdown."; a pod whose containers
+--              exited 0 on the SIGTERM ends Succeeded with the condition alone), with its
+--              node's Shutdown Event (node_shutdowns_at).
 -- Documented in docs/projections.md.
 WITH versions AS MATERIALIZED (
     SELECT r.uid, r.cluster, r.namespace, r.name, r.event_id, r.received_at, r.type,
@@ -203,6 +208,49 @@ o_api_evicted AS (
                        lambda x: x IS NOT NULL)) AS evidence
     FROM api_eviction a JOIN pod p USING (uid)
     LEFT JOIN counting_budget cb USING (uid) LEFT JOIN eviction_node en USING (uid)),
+-- the kubelet's graceful node shutdown: its DisruptionTarget condition and its status write
+shutdown_condition AS (
+    SELECT c.uid, arg_min({'message': c.message, 'at': coalesce(c.last_transition, r.received_at),
+                           'event_id': c.event_id}, r.received_at) AS cond
+    FROM conditions c JOIN raw_events r USING (event_id)
+    WHERE c.kind = 'Pod' AND c.type = 'DisruptionTarget' AND c.status = 'True'
+      AND c.reason = 'TerminationByKubelet' AND kubelet_termination(c.message) = 'graceful node shutdown'
+      AND r.received_at <= ts AND c.uid IN (SELECT uid FROM pod)
+    GROUP BY c.uid),
+shutdown_status AS (
+    SELECT uid, arg_min({'reason': status_reason, 'message': status_message,
+                         'at': coalesce(status_written_at, received_at), 'event_id': event_id},
+                        received_at) FILTER (WHERE said_so) AS first,
+           arg_max(phase, received_at) AS phase
+    FROM (SELECT *, status_reason = 'Terminated'
+                    AND kubelet_termination(status_message) = 'graceful node shutdown' AS said_so
+          FROM versions)
+    WHERE uid IN (SELECT uid FROM shutdown_condition) OR said_so
+    GROUP BY uid),
+stopped_by_shutdown AS (
+    SELECT t.uid, t.phase, least(c.cond.at, t.first.at) AS at, c.cond, t.first AS status
+    FROM shutdown_status t LEFT JOIN shutdown_condition c USING (uid)
+    WHERE c.uid IS NOT NULL OR t.first IS NOT NULL),
+-- the node's shutdown the kubelet announced last before it stopped the pod
+shutdown_announced AS (
+    SELECT b.uid, arg_max({'message': s.message, 'at': s.at, 'event_id': s.event_id}, s.at) AS shutdown
+    FROM stopped_by_shutdown b JOIN pod p USING (uid)
+    JOIN node_shutdowns_at(ts) s ON s.cluster = p.cluster AND s.node = p.node
+         AND s.at <= b.at + INTERVAL 1 SECOND  -- the condition's time has whole seconds
+    GROUP BY b.uid),
+o_node_shutdown AS (
+    SELECT b.uid, 'node_shutdown' AS cause, b.at,
+           concat_ws(' — ',
+               coalesce(b.status.reason || ': ' || b.status.message,
+                        'DisruptionTarget TerminationByKubelet: ' || b.cond.message),
+               CASE WHEN b.phase = 'Succeeded'
+                    THEN 'phase Succeeded only because its containers exited 0 on the kubelet''s SIGTERM: stopped, not finished' END,
+               coalesce('node ' || p.node, 'its node') || ' shutting down: '
+               || coalesce('the kubelet''s Shutdown Event "' || a.shutdown.message || '" at '
+                           || strftime(a.shutdown.at, '%Y-%m-%dT%H:%M:%SZ'), 'its Shutdown Event not recorded')) AS detail,
+           list_sort(list_distinct(list_filter([b.cond.event_id, b.status.event_id, a.shutdown.event_id],
+                                               lambda x: x IS NOT NULL))) AS evidence
+    FROM stopped_by_shutdown b JOIN pod p USING (uid) LEFT JOIN shutdown_announced a USING (uid)),
 o_oom AS (
     SELECT v.uid, 'oom_killed' AS cause, min(k.finished_at) AS at,
            string_agg(DISTINCT container_line(k) || '; memory limit '
@@ -215,7 +263,7 @@ o_oom AS (
 found AS (
     SELECT * FROM o_evicted UNION ALL SELECT * FROM o_admission
     UNION ALL SELECT * FROM o_preempted UNION ALL SELECT * FROM o_api_evicted
-    UNION ALL SELECT * FROM o_oom)
+    UNION ALL SELECT * FROM o_oom UNION ALL SELECT * FROM o_node_shutdown)
 SELECT 'Pod' AS kind, p.namespace, p.name, p.uid, f.cause AS problem, f.at AS since,
        epoch(ts - f.at) AS stuck_for_s, p.node, f.cause AS top_cause,
        [{'cause': f.cause, 'score': cs.score, 'detail': f.detail, 'evidence': f.evidence}]
