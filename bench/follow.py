@@ -13,15 +13,18 @@ recorder's own flush cadence, up to ``flush_interval_s``, is part of the lag, as
 cluster); *visible* is the end of the follower's catch-up that loaded it: its batches
 committed, the projections refreshed and the file released, the moment an analysis can
 read it. Also the follower's CPU (this process, every thread), per second of records
-too (what keeping up takes: under 1, one free core keeps up), and the reader's waits and
-failures.
+too (what keeping up takes: under 1, one free core keeps up), the reader's waits and
+failures, and the writer's CPU per event (what the recorder's flush cadence costs it: compare
+``--flush-interval`` values).
 
     python -m bench.follow [--rate 2000] [--seconds 120] [--source local|kafka] [--reader-every 1]
+        [--flush-interval S]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import multiprocessing
 import resource
@@ -57,15 +60,22 @@ def paced(lines, rate: float, seconds: float):
 
 
 def write_paced(workload: str, rate: float, seconds: float, bootstrap: str | None,
-                prefix: str, state_dir: str, out: str | None, done: Any) -> None:
-    """The writer process: the recorder path fed at ``rate``; its records count to ``done``."""
+                prefix: str, state_dir: str, out: str | None, done: Any,
+                flush_interval_s: float | None = None) -> None:
+    """The writer process: the recorder path fed at ``rate``, flushed every
+    ``flush_interval_s`` (default: the recorder's); its records and CPU go to ``done``."""
     from bench.recorder_path import Pipeline
     pipeline = Pipeline(bootstrap, prefix, state_dir, out=out)
+    if flush_interval_s is not None:
+        pipeline.settings = dataclasses.replace(pipeline.settings,
+                                                flush_interval_s=flush_interval_s)
+    cpu_before = _cpu_s()
     pipeline.start()
     with open(workload, "rb") as fh:
         events = pipeline.feed(paced(fh, rate, seconds))
     run = pipeline.finish(events)
-    done.put({"events": run.events, "records": run.records})
+    done.put({"events": run.events, "records": run.records, "cpu_s": _cpu_s() - cpu_before,
+              "flush_interval_s": pipeline.settings.flush_interval_s})
 
 
 def read_beside(path: str, every_s: float, stop: Any, out: Any) -> None:
@@ -124,8 +134,8 @@ def quantile(values: list[float], q: float) -> float:
 
 
 def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
-               bootstrap: str | None, prefix: str, work: str, reader_every_s: float | None
-               ) -> dict[str, Any]:
+               bootstrap: str | None, prefix: str, work: str, reader_every_s: float | None,
+               flush_interval_s: float | None = None) -> dict[str, Any]:
     """One run: writer, follower and reader together for ``seconds``; the figures."""
     from replayer import db
     from replayer.replay import follow
@@ -140,7 +150,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
     done, stop_reader, read = context.Queue(), context.Event(), context.Queue()
     writer = context.Process(target=write_paced, args=(
         workload, rate, seconds, bootstrap, prefix, str(Path(work) / f"state-{prefix}"), log,
-        done))
+        done, flush_interval_s))
     reader = None if reader_every_s is None else context.Process(
         target=read_beside, args=(database, reader_every_s, stop_reader, read))
     writer.start()
@@ -192,6 +202,9 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
         "catch_up_records_max": max(sizes),
         "follower_cpu_s": cpu, "follower_cores": cpu / wall, "wall_s": wall,
         "follower_cpu_per_data_s": cpu / (summary.records / rate),
+        "writer_flush_interval_s": written.get("flush_interval_s"),
+        "writer_cpu_us_per_event": written["cpu_s"] / written["events"] * 1e6
+        if written.get("events") else None,
         "reader": reader_figures(attempts),
     }
 
@@ -219,6 +232,9 @@ def describe(result: dict[str, Any]) -> str:
             f"max {r['catch_up_records_max']:,}); follower CPU {r['follower_cores']:.2f} cores, "
             f"{r['follower_cpu_per_data_s']:.2f} CPU-s per second of records; "
             f"{r['loaded']:,} of {r['written'].get('records', 0):,} records loaded")
+    if r["writer_cpu_us_per_event"] is not None:
+        line += (f"; writer (flush every {r['writer_flush_interval_s']:g} s) "
+                 f"{r['writer_cpu_us_per_event']:.1f} CPU-µs per event")
     if rd["attempts"]:
         line += (f"; reader: {rd['attempts']} stuck+races, {rd['failed']} failed, wait p50 "
                  f"{rd['wait_p50_s'] or 0:.2f} s max {rd['wait_max_s'] or 0:.2f} s, query p50 "
@@ -263,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
                                         "one started for the run)")
     parser.add_argument("--reader-every", type=float, default=1.0, metavar="S",
                         help="seconds between the reader's stuck+races (negative: no reader)")
+    parser.add_argument("--flush-interval", type=float, metavar="S",
+                        help="the writer's flush cadence (default: the recorder's, "
+                             "flush_interval_s)")
     parser.add_argument("--work", type=Path, help="keep the workload and database here")
     opts = parser.parse_args(argv)
     work = (opts.work or Path(tempfile.mkdtemp(prefix="ktrace-follow-"))).resolve()
@@ -272,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     reader = None if opts.reader_every < 0 else opts.reader_every
     prefix = f"follow-{int(time.time())}"
     args = dict(rate=opts.rate, seconds=opts.seconds, prefix=prefix, work=str(work),
-                reader_every_s=reader, database=str(work / "follow.duckdb"))
+                reader_every_s=reader, database=str(work / "follow.duckdb"),
+                flush_interval_s=opts.flush_interval)
     if opts.source == "local":
         result = follow_lag(str(path), bootstrap=None, **args)
     else:
