@@ -20,7 +20,7 @@ Decisions a reader of the records needs:
   seen unchanged, which stays distinct from "not seen" (inside a GAP, before SYNCED).
 - BOOKMARKs move the checkpoint; a BOOKMARK marker is written at most once a minute per watch.
 - Duplicates, never losses: after a SIGKILL the next session re-sends what arrived after
-  the last checkpoint (at most a flush interval, ~1 s): same (uid, resourceVersion), new
+  the last checkpoint (at most a flush interval, 0.5 s): same (uid, resourceVersion), new
   session. When Kafka fails, records not yet acknowledged are spooled and may reach Kafka
   twice: same (session, topic, seq). Readers dedupe on those keys; order is kept either way.
 """
