@@ -24,7 +24,6 @@ failures, and the writer's CPU per event (what the recorder's flush cadence cost
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import multiprocessing
 import resource
@@ -33,9 +32,12 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the replayer is imported where it runs (the writer process need not)
+    from replayer.replay import Turn
 
 #: Records visible more than this long after they were received count as behind.
 LAG_TARGET_S = 2.0
@@ -67,8 +69,7 @@ def write_paced(workload: str, rate: float, seconds: float, bootstrap: str | Non
     from bench.recorder_path import Pipeline
     pipeline = Pipeline(bootstrap, prefix, state_dir, out=out)
     if flush_interval_s is not None:
-        pipeline.settings = dataclasses.replace(pipeline.settings,
-                                                flush_interval_s=flush_interval_s)
+        pipeline.settings = replace(pipeline.settings, flush_interval_s=flush_interval_s)
     cpu_before = _cpu_s()
     pipeline.start()
     with open(workload, "rb") as fh:
@@ -156,7 +157,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
     writer.start()
     source = (LocalLogSource(log) if bootstrap is None
               else KafkaSource(KafkaSettings(bootstrap=bootstrap)))
-    catch_ups, stop = CatchUps(), threading.Event()
+    catch_ups, stop, turns = CatchUps(), threading.Event(), []
     written: dict[str, int] = {}
 
     def caught_up(stats) -> None:
@@ -173,7 +174,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
     began, cpu_before = time.time(), _cpu_s()
     try:
         summary = follow(source, database, source_name=source.locator, prefix=prefix,
-                         stop=stop, on_caught_up=caught_up)
+                         stop=stop, on_caught_up=caught_up, on_turn=turns.append)
     finally:
         wall, cpu = time.time() - began, _cpu_s() - cpu_before
         stop_reader.set()
@@ -200,6 +201,7 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
         "behind_share": sum(x > LAG_TARGET_S for x in lag) / len(lag),
         "catch_ups": len(catch_ups.ends), "catch_up_records_median": statistics.median(sizes),
         "catch_up_records_max": max(sizes),
+        **turn_figures(turns[1:]),  # the first loads what was written while it started
         "follower_cpu_s": cpu, "follower_cores": cpu / wall, "wall_s": wall,
         "follower_cpu_per_data_s": cpu / (summary.records / rate),
         "writer_flush_interval_s": written.get("flush_interval_s"),
@@ -207,6 +209,15 @@ def follow_lag(workload: str, database: str, *, rate: float, seconds: float,
         if written.get("events") else None,
         "reader": reader_figures(attempts),
     }
+
+
+def turn_figures(turns: list[Turn]) -> dict[str, float]:
+    """Where a catch-up's time goes: waiting for the file (an analysis open on it), and
+    holding it (load, refresh, close)."""
+    waited, held = [t.waited_s for t in turns], [t.held_s for t in turns]
+    return {"file_wait_p50_s": quantile(waited, 0.5), "file_wait_max_s": max(waited),
+            "catch_up_held_p50_s": quantile(held, 0.5), "catch_up_held_p90_s": quantile(held, 0.9)
+            } if turns else {}
 
 
 def reader_figures(attempts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -232,6 +243,10 @@ def describe(result: dict[str, Any]) -> str:
             f"max {r['catch_up_records_max']:,}); follower CPU {r['follower_cores']:.2f} cores, "
             f"{r['follower_cpu_per_data_s']:.2f} CPU-s per second of records; "
             f"{r['loaded']:,} of {r['written'].get('records', 0):,} records loaded")
+    if "file_wait_p50_s" in r:
+        line += (f"; a catch-up in the file p50 {r['catch_up_held_p50_s']:.2f} s, p90 "
+                 f"{r['catch_up_held_p90_s']:.2f} s, waiting for it p50 "
+                 f"{r['file_wait_p50_s']:.2f} s, max {r['file_wait_max_s']:.2f} s")
     if r["writer_cpu_us_per_event"] is not None:
         line += (f"; writer (flush every {r['writer_flush_interval_s']:g} s) "
                  f"{r['writer_cpu_us_per_event']:.1f} CPU-µs per event")

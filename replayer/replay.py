@@ -108,11 +108,22 @@ def _after(run: DeliveryRun, position: int | None) -> Iterator[DeliveryRun]:
                           [run.envelopes[i] for i in kept], [run.data_of(i) for i in kept])
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One catch-up's time at the file, two shares of the follow lag: ``waited_s`` until
+    the database was open (analyses open on it finish first), ``held_s`` loading,
+    refreshing and closing it."""
+
+    waited_s: float
+    held_s: float
+
+
 def follow(source: Source, path: str, *, source_name: str, prefix: str,
            keep: RecordFilter = RecordFilter(), window: Window = Window(),
            store_objects: bool = False, stop: threading.Event,
            on_batch: Callable[[LoadStats], None] | None = None,
-           on_caught_up: Callable[[LoadStats], None] | None = None) -> Summary:
+           on_caught_up: Callable[[LoadStats], None] | None = None,
+           on_turn: Callable[[Turn], None] | None = None) -> Summary:
     """Keep the database at ``path`` current until ``stop`` is set: each catch-up loads
     everything the source holds (new topics included) and releases the file; the next
     starts as soon as analyses waiting for the file had their turn (``db.follower_turn``),
@@ -122,7 +133,7 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
 
     One Loader serves every catch-up: what it knows (positions, the versions seen) is not
     read again from the whole history each time. ``stop`` is checked between catch-ups, so
-    every committed batch is whole."""
+    every committed batch is whole. ``on_turn`` hears each catch-up's time at the file."""
     loader: Loader | None = None
     earlier = LoadStats()  # of loaders replaced because another load wrote meanwhile
     state_due = False  # a catch-up was cut inside the state at the window's start
@@ -133,8 +144,10 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
             wants=loader.scope.wants(prefix))
         pending = None if reading is None else _first_and_rest(reading)
         if loader is None or pending is not None:
+            asked = time.monotonic()
             with db.follower_turn(path):
                 con = db.open_db(path)
+                opened = time.monotonic()
                 try:
                     if loader is None or not loader.reattach(con):
                         if loader is not None:
@@ -153,6 +166,8 @@ def follow(source: Source, path: str, *, source_name: str, prefix: str,
                     if reading is not None:  # its rest left to the next catch-up
                         reading.close()
                     con.close()
+            if on_turn is not None:
+                on_turn(Turn(opened - asked, time.monotonic() - opened))
         total = earlier.copy()
         total.add(loader.stats)
         if on_caught_up is not None:

@@ -26,6 +26,7 @@ from transports.locallog.sink import LocalLogSink
 from transports.locallog.source import LocalLogSource
 
 STEP = 30  # records the writer appends at a time
+HOLD_S = 0.5  # how long an analysis holds the file at least, once the writer stopped
 ROOT = Path(__file__).resolve().parents[1]
 #: An analysis in a process of its own (DuckDB's lock is per process): opens the database
 #: read-only, says how many records it sees, and holds it until its stdin closes.
@@ -50,14 +51,14 @@ class Follower:
 
     def __init__(self, log: Path, path: str) -> None:
         self.source, self.path = LocalLogSource(str(log)), path
-        self.stop, self.totals = threading.Event(), []
+        self.stop, self.totals, self.turns = threading.Event(), [], []
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
 
     def _run(self) -> None:
         try:
             follow(self.source, self.path, source_name="log", prefix="ktrace", stop=self.stop,
-                   on_caught_up=self._heard)
+                   on_caught_up=self._heard, on_turn=self.turns.append)
         except BaseException as exc:  # noqa: BLE001 — the test reports it
             self.error = exc
 
@@ -129,6 +130,7 @@ def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path)
             written = start + STEP
             time.sleep(0.05)
         held_since = follower.totals[-1]
+        time.sleep(HOLD_S)
         release(reader)
         follower.wait_for(written)
         append(sink, records[written:])
@@ -136,6 +138,8 @@ def test_a_follower_kept_out_by_an_analysis_catches_up_in_one_go(tmp_path: Path)
     after_hold = [t for t in follower.totals if held_since < t <= written]
     steps = (written - held_since) // STEP
     assert after_hold[-1] == written and len(after_hold) <= 2 < steps, (follower.totals, steps)
+    # the catch-up kept out says so: its wait for the file, apart from its time in it
+    assert max(t.waited_s for t in follower.turns) >= HOLD_S, follower.turns
     con = db.open_readonly(path)
     try:
         assert con.execute("SELECT count(*), count(DISTINCT (session, resource, seq)) "
