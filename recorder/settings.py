@@ -43,9 +43,9 @@ class RecordSettings:
     metrics_port: int | None = None
     metrics_host: str = "0.0.0.0"
     duration: float | None = None  # stop after this many seconds
-    #: How often what was sent is made durable and checkpointed: a local log's records
-    #: become readable then (``replay --follow`` sees them at most this late), and a restart
-    #: after a kill sends again at most this much. 0.5 s: the follow lag's share halved, at no
+    #: How often what was sent is made durable and checkpointed: a local log's records are
+    #: readable by then at the latest (``replay --follow`` sees them), and a restart after a
+    #: kill sends again at most this much. 0.5 s: the follow lag's share halved, at no
     #: CPU per event measured (docs/performance.md, "Following").
     flush_interval_s: float = 0.5
     flush_records: int = 5000
