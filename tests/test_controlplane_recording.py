@@ -368,3 +368,42 @@ def test_a_claim_bound_to_no_volume_is_explained(tmp_path: Path) -> None:
     listed = json.loads(run("stuck", "-n", "ghost", "--db", db_file, "-o", "json"))
     assert [(r["name"], r["problem"], r["causes"][0]["detail"]) for r in listed if r["kind"] != "Pod"] == [
         ("orphan", "volume_missing", ORPHAN)]
+
+
+#: novolumezone/'s pod ghost/uses-orphan as its records read: VolumeBinding's Filter, VolumeZone disabled
+NOT_EXIST = ("0/1 nodes are available: 1 node(s) unavailable due to one or more pvc(s) bound to non-existent "
+             "pv(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+
+
+def test_a_profile_without_volume_zone_refuses_every_node_for_a_missing_volume(tmp_path: Path) -> None:
+    """novolumezone/: a scheduler profile without VolumeZone; claim ghost/orphan Bound to
+    ghost-pv, which does not exist (no PV controller to mark it Lost): the VolumeBinding
+    Filter's `bound to non-existent pv(s)` is pv_missing, quoted in stuck and explain."""
+    db_file = str(tmp_path / "novolumezone.duckdb")
+    con = load_recording(db_file, str(DATA / "novolumezone" / "recording"))
+    try:
+        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
+            (112, datetime(2026, 12, 7, 23, 46, 43, 691729))]
+        assert rows(con, "SELECT count(*), count(name) FROM raw_events WHERE kind = 'PersistentVolume'") == [(4, 0)]
+        assert rows(con, "SELECT reason, message, count, component FROM k8s_events "
+                         "WHERE regarding_name = 'uses-orphan'") == [
+            ("FailedScheduling", NOT_EXIST, 1, "default-scheduler")]
+        assert judged(con, "ghost") == [
+            ("PersistentVolumeClaim", "orphan", "volume_missing", "2026-12-07 23:45:28.471596", "volume_missing",
+             f"phase Bound, its volume ghost-pv — no PersistentVolume of that name was recorded — pods waiting "
+             f"on it: uses-orphan (Pending, Unschedulable: {NOT_EXIST})"),
+            ("Pod", "uses-orphan", "pending", "2026-12-07 23:45:28", "unschedulable",
+             f"pv_missing — {NOT_EXIST}; FailedScheduling, 2026-12-07T23:45:28Z")]
+        (story,) = explain(con, "pod/uses-orphan", namespace="ghost")
+    finally:
+        con.close()
+    stuck_finding = story.findings[0]
+    assert stuck_finding.sentence == (
+        "Not running (Pending) for 1m16s (since 2026-12-07T23:45:28Z): unschedulable — pv_missing — "
+        f"{NOT_EXIST}; FailedScheduling, 2026-12-07T23:45:28Z")
+    assert stuck_finding.evidence == ["po:42c2537a:3", "ev:42c2537a:3"]
+    assert stuck_finding.advice.startswith("a claim of the pod is bound to a PersistentVolume that does not exist")
+    (said,) = json.loads(run("explain", "pod/uses-orphan", "-n", "ghost", "--db", db_file, "-o", "json"))
+    assert said["findings"][0]["sentence"] == stuck_finding.sentence
+    table = run("stuck", "-n", "ghost", "--db", db_file)
+    assert "uses-orphan  pending         1m16s      unschedulable" in table

@@ -340,7 +340,8 @@ class LocalControlPlane(Cluster):
     pod-stop.stage.kwok.x-k8s.io/delay overrides either; "kubelet" is "race" plus the
     kubelet stand-ins of compose/k8s/stages/kubelet-*.yaml. The EndpointSlice batch period
     defaults to 2s so that the rollout race (containers stop before the endpoint turns
-    not-ready) can be reproduced.
+    not-ready) can be reproduced. scheduler_profiles, when given, are the scheduler's
+    KubeSchedulerConfiguration profiles (e.g. one with a plugin disabled) instead of its default.
     """
 
     def __init__(
@@ -353,6 +354,7 @@ class LocalControlPlane(Cluster):
         endpointslice_updates_batch_period: str = "2s",
         controller_manager_flags: Sequence[str] = (),
         apiserver_flags: Sequence[str] = (),
+        scheduler_profiles: Sequence[dict[str, Any]] = (),
     ) -> None:
         if stage_set not in STAGE_SETS:
             raise ValueError(f"stage_set must be one of {sorted(STAGE_SETS)}, not {stage_set!r}")
@@ -364,6 +366,7 @@ class LocalControlPlane(Cluster):
         self.endpointslice_updates_batch_period = endpointslice_updates_batch_period
         self.controller_manager_flags = list(controller_manager_flags)
         self.apiserver_flags = list(apiserver_flags)
+        self.scheduler_profiles = list(scheduler_profiles)
         self.pki = write_pki(self.work_dir / "pki")
         self.etcd_port, self.peer_port, self.api_port, self.kcm_port, self.sched_port = free_ports(5)
         self.components = {c.name: c for c in self._components()}
@@ -529,7 +532,19 @@ class LocalControlPlane(Cluster):
         ]
 
     def _scheduler_argv(self) -> list[str]:
-        return [str(self.bin_dir / "kube-scheduler"), *self._client_flags(self.sched_port)]
+        argv = [str(self.bin_dir / "kube-scheduler"), *self._client_flags(self.sched_port)]
+        if self.scheduler_profiles:
+            argv.append(f"--config={self._scheduler_config()}")
+        return argv
+
+    def _scheduler_config(self) -> Path:
+        """A KubeSchedulerConfiguration of scheduler_profiles. Given --config, the scheduler
+        ignores --kubeconfig (a deprecated flag): the file names it."""
+        path = self.work_dir / "scheduler-config.json"
+        path.write_text(json.dumps({
+            "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self.kubeconfig)}, "profiles": self.scheduler_profiles}))
+        return path
 
     def _client_flags(self, port: int) -> list[str]:
         # No --authentication-kubeconfig: only /healthz (always allowed) is used on the secure port.

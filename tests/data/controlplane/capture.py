@@ -261,6 +261,13 @@ def binding(play: Play, port: int) -> None:
     play.namespace("binding")
     play.deny("deny-binding", port, ("deny-binding.freeze.ktrace.test", "binding", "pods/binding", "CREATE"))
     play.apply(pod("refused", "binding"))
+    bound_to_ghost(play)
+    time.sleep(75)  # past stuck's 60 s
+
+
+def bound_to_ghost(play: Play) -> None:
+    """Claim ghost/orphan written Bound to ghost-pv, which does not exist (run without the PV
+    controller, which would mark it Lost), and pod ghost/uses-orphan using it."""
     play.namespace("ghost")
     orphan = claim("orphan", "ghost", "manual", volume="ghost-pv",
                    annotations={"pv.kubernetes.io/bind-completed": "yes"})
@@ -270,7 +277,7 @@ def binding(play: Play, port: int) -> None:
            "-p", json.dumps({"status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
                                         "capacity": {"storage": "1Gi"}}}))
     play.apply(with_volume(pod("uses-orphan", "ghost"), uses("orphan")))
-    time.sleep(75)  # past stuck's 60 s
+
 
 def versions(plane: LocalControlPlane) -> str:
     def first_line(*argv: str) -> str:
