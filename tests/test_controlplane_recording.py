@@ -407,3 +407,49 @@ def test_a_profile_without_volume_zone_refuses_every_node_for_a_missing_volume(t
     assert said["findings"][0]["sentence"] == stuck_finding.sentence
     table = run("stuck", "-n", "ghost", "--db", db_file)
     assert "uses-orphan  pending         1m16s      unschedulable" in table
+
+
+#: groupversion/'s namespace `blocked` as its records read: the condition the namespace controller wrote
+UNPARSED = "NamespaceDeletionGroupVersionParsingFailure: unexpected GroupVersion string: widgets.ktrace.test/v1/v1"
+
+
+def test_a_group_version_that_does_not_parse_stops_every_namespace_deletion(tmp_path: Path) -> None:
+    """groupversion/: namespace `tidy` goes while an extension API server's own discovery
+    says a malformed groupVersion (the aggregator lists its APIService's instead); namespace
+    `blocked`, deleted once a CRD whose group holds a `/` is in the store, stays Terminating
+    with NamespaceDeletionGroupVersionParsingFailure True, its pod untouched: `stuck` and
+    `explain` name the condition with its message, sub-reason group_version."""
+    db_file = str(tmp_path / "groupversion.duckdb")
+    con = load_recording(db_file, str(DATA / "groupversion" / "recording"))
+    try:
+        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
+            (141, datetime(2026, 12, 7, 23, 59, 6, 894347))]
+        assert rows(con, "SELECT DISTINCT r.name, c.status, c.reason, c.message FROM conditions c "
+                         "JOIN raw_events r USING (event_id) "
+                         "WHERE c.type = 'NamespaceDeletionGroupVersionParsingFailure' ORDER BY r.name DESC") == [
+            ("tidy", "False", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+            ("blocked", "True", "GroupVersionParsingFailed", "unexpected GroupVersion string: widgets.ktrace.test/v1/v1")]
+        assert rows(con, "SELECT type FROM raw_events WHERE name = 'tidy' ORDER BY event_id DESC LIMIT 1") == [
+            ("DELETED",)]
+        # the controller deleted nothing in `blocked`: its pod is still running, no DELETE for it
+        assert rows(con, "SELECT type, deletion_at FROM raw_events WHERE kind = 'Pod' AND namespace = 'blocked' "
+                         "ORDER BY event_id DESC LIMIT 1") == [("MODIFIED", None)]
+        assert judged(con, None) == [
+            ("Namespace", "blocked", "terminating", "2026-12-07 23:57:51", "namespace_content",
+             f"group_version — {UNPARSED}; 1 recorded objects remain")]
+        (story,) = explain(con, "ns/blocked")
+    finally:
+        con.close()
+    (finding,) = story.findings
+    assert finding.sentence == (f"Stuck Terminating for 1m16s (since 2026-12-07T23:57:51Z): namespace_content — "
+                                f"group_version — {UNPARSED}; 1 recorded objects remain")
+    assert finding.evidence == ["ns:4e399949:14"]
+    assert finding.advice.startswith("API discovery lists a group whose groupVersion does not parse")
+    (said,) = json.loads(run("explain", "ns/blocked", "--db", db_file, "-o", "json"))
+    assert [(f["sentence"], f["evidence"]) for f in said["findings"]] == [(finding.sentence, ["ns:4e399949:14"])]
+    table = run("explain", "ns/blocked", "--db", db_file)
+    assert ("NamespaceDeletionGroupVersionParsingFailure=True GroupVersionParsingFailed: unexpected GroupVersion "
+            "string: widgets.ktrace.test/v1/v1") in table
+    listed = json.loads(run("stuck", "--db", db_file, "-o", "json"))
+    assert [(r["name"], r["causes"][0]["detail"]) for r in listed] == [
+        ("blocked", f"group_version — {UNPARSED}; 1 recorded objects remain")]

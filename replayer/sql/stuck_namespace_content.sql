@@ -2,7 +2,8 @@
 -- namespace_content: a namespace's deletion conditions, and what still lives in it — what
 -- the namespace controller says remains ("configmaps. has 1 resource instances"), and
 -- which of those kinds ktrace did not record (so it cannot show them); sub-reason
--- `discovery` when API discovery failed (an aggregated API that does not answer).
+-- `discovery` when API discovery failed (an aggregated API that does not answer),
+-- `group_version` when discovery lists a groupVersion that does not parse.
 -- (the stuck namespaces' conditions first, and the recorded resources only when one is
 -- stuck — joined to a relation empty without one: a join of conditions to an empty list,
 -- or a count compared in WHERE, still read every condition and record of the recording)
@@ -20,8 +21,10 @@ ns_remaining AS (
          AND c.type = 'NamespaceContentRemaining'
     GROUP BY s.uid)
 SELECT s.uid, 'namespace_content' AS cause, cause_score('namespace_content', false) AS score,
-       -- an aggregated API that does not answer blocks the deletion, not the objects
-       CASE WHEN bool_or(c.type = 'NamespaceDeletionDiscoveryFailure') THEN 'discovery — '
+       -- a groupVersion that does not parse stops every deletion (the controller deletes
+       -- nothing); an aggregated API that does not answer blocks it: not the objects
+       CASE WHEN bool_or(c.type = 'NamespaceDeletionGroupVersionParsingFailure') THEN 'group_version — '
+            WHEN bool_or(c.type = 'NamespaceDeletionDiscoveryFailure') THEN 'discovery — '
             ELSE '' END ||
        concat_ws('; ', string_agg(c.type || ': ' || c.message, '; ' ORDER BY c.type),
                  (SELECT count(*) || ' recorded objects remain' FROM state_at(ts) o

@@ -306,12 +306,13 @@ def main_recycle(out: Path) -> None:
 
 
 @contextmanager
-def webhook_and_recorder(plane: LocalControlPlane, out: Path) -> Iterator[int]:
-    """webhook.py on a free port (yielded) and ``ktrace record`` into OUT/recording on the
-    started PLANE; afterwards both stopped by PID and the plane stopped."""
+def server_and_recorder(plane: LocalControlPlane, out: Path, server: Path = WEBHOOK) -> Iterator[int]:
+    """SERVER (webhook.py, or another script taking PORT CERT KEY) on a free port (yielded)
+    and ``ktrace record`` into OUT/recording on the started PLANE; afterwards both stopped by
+    PID and the plane stopped."""
     (port,) = free_ports(1)
-    webhook = subprocess.Popen([sys.executable, str(WEBHOOK), str(port), str(plane.pki.cert), str(plane.pki.key)],
-                               stderr=open(out / "webhook.log", "ab"))
+    served = subprocess.Popen([sys.executable, str(server), str(port), str(plane.pki.cert), str(plane.pki.key)],
+                              stderr=open(out / f"{server.stem}.log", "ab"))
     rec = None
     try:
         rec = recorder(plane, out / "recording")
@@ -321,8 +322,8 @@ def webhook_and_recorder(plane: LocalControlPlane, out: Path) -> Iterator[int]:
         if rec is not None:
             rec.terminate()
             rec.wait(timeout=30)
-        webhook.terminate()
-        webhook.wait(timeout=10)
+        served.terminate()
+        served.wait(timeout=10)
         plane.stop()
 
 
@@ -331,7 +332,7 @@ def main_binding(out: Path) -> None:
                               controller_manager_flags=["--controllers=-persistentvolume-binder-controller"])
     plane.start()
     (out / "versions.txt").write_text(versions(plane))
-    with webhook_and_recorder(plane, out) as port:
+    with server_and_recorder(plane, out) as port:
         binding(Play(plane), port)
 
 
@@ -342,7 +343,7 @@ def main(out: Path) -> None:
     (out / "versions.txt").write_text(versions(plane))
     for node in plane.node_names:
         plane.kubectl("label", "node", node, f"{ZONE}=zone-a")
-    with webhook_and_recorder(plane, out) as port:
+    with server_and_recorder(plane, out) as port:
         play = Play(plane)
         play.silent_node()
         play.scheduling()

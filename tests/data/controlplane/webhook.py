@@ -32,8 +32,9 @@ class Deny(BaseHTTPRequestHandler):
         sys.stderr.write(f"webhook: {format % args}\n")
 
 
-def main(port: int, cert: str, key: str) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", port), Deny)
+def serve(handler: type[BaseHTTPRequestHandler], port: int, cert: str, key: str) -> None:
+    """HANDLER over HTTPS on 127.0.0.1:PORT with CERT/KEY, until killed."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -41,4 +42,4 @@ def main(port: int, cert: str, key: str) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3])
+    serve(Deny, int(sys.argv[1]), sys.argv[2], sys.argv[3])
