@@ -302,7 +302,9 @@ def lifecycle_write(before: Prior, after: Prior) -> Attribution | None:
                                               f"to {after.node}: a client's force delete")
         requester = DISRUPTION_REQUESTERS.get(after.disruption or "")
         who = f"; requested by {requester} (DisruptionTarget {after.disruption})" if requester else ""
-        return Attribution(APISERVER, f"deletionTimestamp set (DELETE, grace {after.grace}s){who}")
+        # a Namespace (any object but a Pod) has a deletionTimestamp and no grace period
+        grace = "" if after.grace is None else f", grace {after.grace}s"
+        return Attribution(APISERVER, f"deletionTimestamp set (DELETE{grace}){who}")
     if after.deletion and after.grace is not None and before.grace is not None and after.grace < before.grace:
         if after.forced and not before.forced:
             return Attribution(FORCE_DELETE, f"DELETE with grace 0 ({before.grace}s before) and no "

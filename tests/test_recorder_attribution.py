@@ -209,3 +209,19 @@ def test_a_finished_pod_deleted_with_grace_0_is_its_requesters_not_a_force_delet
     assert all(lean.read_object(body).seen == observed(orjson.loads(body))
                for _, body in versions)
     assert lean.read_object(versions[-1][1]).seen.finished
+
+
+def test_a_deletion_without_a_grace_period_names_none() -> None:
+    # the control-plane recording groupversion/: a Namespace's DELETE sets its
+    # deletionTimestamp with no deletionGracePeriodSeconds (only a Pod's deletion has one)
+    source = LocalLogSource(str(DATA.parent.parent / "controlplane" / "groupversion" / "recording"))
+    records = [d.record for d in source.read(source.topics("ktrace"))
+               if d.topic.endswith(".namespaces") and d.record["name"] == "blocked"]
+    versions = [(r["type"], orjson.loads(r["object"])) for r in records]
+    attributor = Attributor()
+    found = [attributor.observe(t, o) for t, o in versions]
+    assert [t for t, _ in versions] == ["ADDED", "MODIFIED", "MODIFIED"]
+    assert "deletionGracePeriodSeconds" not in versions[1][1]["metadata"]
+    assert (found[1].component, found[1].evidence) == ("kube-apiserver", "deletionTimestamp set (DELETE)")
+    # as the recorder stored it
+    assert [(r["component"], r["attribution"]) for r in records] == [(f.component, f.evidence) for f in found]
