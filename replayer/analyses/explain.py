@@ -186,7 +186,8 @@ def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list
              "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known "
              f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
              "WHERE list_contains(?, p.uid) AND p.uid IN "
-             "  (SELECT uid FROM raw_events WHERE cluster = ?)",
+             "  (SELECT uid FROM raw_events WHERE cluster = ?) "
+             "ORDER BY p.uid, c.score DESC, c.cause",  # ranked as stuck ranks them
         [clock_known(con, cluster), data_end(con, cluster), uids, cluster])]
 
 
