@@ -370,6 +370,15 @@ def test_a_claim_bound_to_no_volume_is_explained(tmp_path: Path) -> None:
         ("orphan", "volume_missing", ORPHAN)]
 
 
+def own_recording(tmp_path: Path, name: str, records: int, last: datetime) -> tuple[str, duckdb.DuckDBPyConnection]:
+    """DATA/NAME/recording (a control plane of its own) loaded into a database of its own: its
+    file and a connection, checked to hold RECORDS records up to LAST, as its EXPECTED.md reads."""
+    db_file = str(tmp_path / f"{name}.duckdb")
+    con = load_recording(db_file, str(DATA / name / "recording"))
+    assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [(records, last)]
+    return db_file, con
+
+
 #: novolumezone/'s pod ghost/uses-orphan as its records read: VolumeBinding's Filter, VolumeZone disabled
 NOT_EXIST = ("0/1 nodes are available: 1 node(s) unavailable due to one or more pvc(s) bound to non-existent "
              "pv(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
@@ -379,11 +388,8 @@ def test_a_profile_without_volume_zone_refuses_every_node_for_a_missing_volume(t
     """novolumezone/: a scheduler profile without VolumeZone; claim ghost/orphan Bound to
     ghost-pv, which does not exist (no PV controller to mark it Lost): the VolumeBinding
     Filter's `bound to non-existent pv(s)` is pv_missing, quoted in stuck and explain."""
-    db_file = str(tmp_path / "novolumezone.duckdb")
-    con = load_recording(db_file, str(DATA / "novolumezone" / "recording"))
+    db_file, con = own_recording(tmp_path, "novolumezone", 112, datetime(2026, 12, 7, 23, 46, 43, 691729))
     try:
-        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
-            (112, datetime(2026, 12, 7, 23, 46, 43, 691729))]
         assert rows(con, "SELECT count(*), count(name) FROM raw_events WHERE kind = 'PersistentVolume'") == [(4, 0)]
         assert rows(con, "SELECT reason, message, count, component FROM k8s_events "
                          "WHERE regarding_name = 'uses-orphan'") == [
@@ -419,11 +425,8 @@ def test_a_group_version_that_does_not_parse_stops_every_namespace_deletion(tmp_
     `blocked`, deleted once a CRD whose group holds a `/` is in the store, stays Terminating
     with NamespaceDeletionGroupVersionParsingFailure True, its pod untouched: `stuck` and
     `explain` name the condition with its message, sub-reason group_version."""
-    db_file = str(tmp_path / "groupversion.duckdb")
-    con = load_recording(db_file, str(DATA / "groupversion" / "recording"))
+    db_file, con = own_recording(tmp_path, "groupversion", 141, datetime(2026, 12, 7, 23, 59, 6, 894347))
     try:
-        assert rows(con, "SELECT count(*), max(received_at) FROM raw_events") == [
-            (141, datetime(2026, 12, 7, 23, 59, 6, 894347))]
         assert rows(con, "SELECT DISTINCT r.name, c.status, c.reason, c.message FROM conditions c "
                          "JOIN raw_events r USING (event_id) "
                          "WHERE c.type = 'NamespaceDeletionGroupVersionParsingFailure' ORDER BY r.name DESC") == [
@@ -453,3 +456,37 @@ def test_a_group_version_that_does_not_parse_stops_every_namespace_deletion(tmp_
     listed = json.loads(run("stuck", "--db", db_file, "-o", "json"))
     assert [(r["name"], r["causes"][0]["detail"]) for r in listed] == [
         ("blocked", f"group_version — {UNPARSED}; 1 recorded objects remain")]
+
+
+#: attached/'s VolumeAttachment, as the attach/detach controller named it
+ATTACHMENT = "csi-89ea9bc8b6dd2684e5afbe07b384373f2a237840b989b1f8a74417fa824f11b7"
+
+
+def test_a_volume_still_attached_to_a_pod_that_does_not_stop(tmp_path: Path) -> None:
+    """attached/: pod attached/db deleted while its container keeps running (kwok's 900 s
+    stop delay) and its CSI volume's VolumeAttachment says attached (written as an
+    external-attacher writes it): volume_detach names the attachment and its volume, ranked
+    below the containers that do not exit — in stuck and explain alike."""
+    db_file, con = own_recording(tmp_path, "attached", 145, datetime(2026, 12, 8, 0, 9, 20, 377189))
+    try:
+        assert rows(con, "SELECT r.name, r.component, v.pv_name, v.node_name, v.attached FROM raw_events r "
+                         "JOIN volumes v USING (event_id) WHERE r.kind = 'VolumeAttachment' ORDER BY r.event_id") == [
+            (ATTACHMENT, "kube-controller-manager", "disk-pv", "kwok-node-0", False),
+            (ATTACHMENT, "kubectl-patch", "disk-pv", "kwok-node-0", True)]
+        assert rows(con, "SELECT reason, message, component FROM k8s_events WHERE regarding_name = 'db' "
+                         "AND reason <> 'Scheduled'") == [
+            ("SuccessfulAttachVolume", 'AttachVolume.Attach succeeded for volume "disk-pv" ',
+             "attachdetach-controller")]
+        (story,) = explain(con, "pod/db", namespace="attached")
+    finally:
+        con.close()
+    causes = [("containers_not_exiting", 45, "containers still running past the grace period: app",
+               ["po:7f52bbe9:5"]),
+              ("volume_detach", 40, f"still attached: {ATTACHMENT} (disk-pv)", ["volumeattachments:7f52bbe9:3"])]
+    (listed,) = json.loads(run("stuck", "-n", "attached", "--db", db_file, "-o", "json"))
+    assert (listed["name"], listed["problem"], listed["since"]) == ("db", "terminating", "2026-12-08T00:08:10.000000Z")
+    assert [(c["cause"], c["score"], c["detail"], c["evidence"]) for c in listed["causes"]] == causes
+    since = "Stuck Terminating for 1m10s (since 2026-12-08T00:08:10Z)"
+    assert [(f.sentence, f.evidence) for f in story.findings[:2]] == [
+        (f"{since}: {cause} — {detail}", evidence) for cause, _, detail, evidence in causes]
+    assert story.findings[1].advice == "check the CSI driver / attacher for the VolumeAttachment named above"

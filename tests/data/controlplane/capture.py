@@ -295,36 +295,39 @@ def main_recycle(out: Path) -> None:
     plane = LocalControlPlane(work_dir=out / "plane", nodes=1, stage_set="race")
     plane.start()
     (out / "versions.txt").write_text(versions(plane))
-    rec = recorder(plane, out / "recording")
-    try:
-        time.sleep(3)
+    with recording(plane, out):
         recycle(Play(plane))
+
+
+@contextmanager
+def recording(plane: LocalControlPlane, out: Path) -> Iterator[None]:
+    """``ktrace record`` into OUT/recording on the started PLANE (given 3 s to list first);
+    afterwards stopped by PID and the plane stopped."""
+    rec = None
+    try:
+        rec = recorder(plane, out / "recording")
+        time.sleep(3)
+        yield
     finally:
-        rec.terminate()
-        rec.wait(timeout=30)
+        if rec is not None:
+            rec.terminate()
+            rec.wait(timeout=30)
         plane.stop()
 
 
 @contextmanager
 def server_and_recorder(plane: LocalControlPlane, out: Path, server: Path = WEBHOOK) -> Iterator[int]:
     """SERVER (webhook.py, or another script taking PORT CERT KEY) on a free port (yielded)
-    and ``ktrace record`` into OUT/recording on the started PLANE; afterwards both stopped by
-    PID and the plane stopped."""
+    while ``recording``; afterwards it is stopped by PID too."""
     (port,) = free_ports(1)
     served = subprocess.Popen([sys.executable, str(server), str(port), str(plane.pki.cert), str(plane.pki.key)],
                               stderr=open(out / f"{server.stem}.log", "ab"))
-    rec = None
     try:
-        rec = recorder(plane, out / "recording")
-        time.sleep(3)
-        yield port
+        with recording(plane, out):
+            yield port
     finally:
-        if rec is not None:
-            rec.terminate()
-            rec.wait(timeout=30)
         served.terminate()
         served.wait(timeout=10)
-        plane.stop()
 
 
 def main_binding(out: Path) -> None:

@@ -22,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
 
-from tests.data.controlplane.capture import Play, bound_to_ghost, versions  # noqa: E402
-from tests.data.replayer.capture import recorder  # noqa: E402
+from tests.data.controlplane.capture import Play, bound_to_ghost, recording, versions  # noqa: E402
 from tests.infra.k8s import LocalControlPlane  # noqa: E402
 
 #: the default profile but for VolumeZone, whose PreFilter would look the volume up first
@@ -37,17 +36,9 @@ def main(out: Path) -> None:
                               scheduler_profiles=[WITHOUT_VOLUME_ZONE])
     plane.start()
     (out / "versions.txt").write_text(versions(plane))
-    rec = None
-    try:
-        rec = recorder(plane, out / "recording")
-        time.sleep(3)
+    with recording(plane, out):
         bound_to_ghost(Play(plane))
         time.sleep(75)  # past stuck's 60 s
-    finally:
-        if rec is not None:
-            rec.terminate()
-            rec.wait(timeout=30)
-        plane.stop()
 
 
 if __name__ == "__main__":
