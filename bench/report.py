@@ -120,8 +120,9 @@ def recorder_summary(run: dict[str, Any], top: dict[str, Any], largest: dict[str
 
 def window_summary(largest: dict[str, Any]) -> dict[str, Any]:
     """A tenth of the recording's time loaded as ``incident`` loads it, beside the whole load
-    of the same source in the same run: both times, their ratio, the window's share of the
-    records, and (local log) the blocks read and skipped."""
+    of the same source in the same run: both times, their ratio (of the wall times, and of
+    the CPU: the window uses fewer of the cores), the window's share of the records, and
+    (local log) the blocks read and skipped."""
     out = {}
     for source, (window, whole) in WINDOWS.items():
         if window in largest and whole in largest:
@@ -129,6 +130,7 @@ def window_summary(largest: dict[str, Any]) -> dict[str, Any]:
             out[source] = {"incident_window_s": round(w["seconds"], 2),
                            "whole_s": round(a["seconds"], 2),
                            "time_share": round(w["seconds"] / a["seconds"], 3),
+                           "cpu_share": round(w["cpu_s"] / a["cpu_s"], 3),
                            "record_share": round(w["loaded"] / max(a["loaded"], 1), 3),
                            "state_share": round(w.get("state_records", 0)
                                                 / max(a["loaded"], 1), 3),
@@ -230,9 +232,9 @@ def table(run: dict[str, Any], s: dict[str, Any]) -> str:
     for source, w in s.get("incident_window", {}).items():
         lines.append(f"window of a tenth from the {source}: {w['incident_window_s']:.2f} s "
                      f"beside the whole load's {w['whole_s']:.2f} s ({w['time_share']:.0%} of "
-                     f"its time, {w['record_share']:.0%} of its records, of which "
-                     f"{w['state_share']:.0%} the state at its start; finding the window "
-                     f"{w['window_found_s']:.2f} s)")
+                     f"its time, {w['cpu_share']:.0%} of its CPU, {w['record_share']:.0%} of "
+                     f"its records, of which {w['state_share']:.0%} the state at its start; "
+                     f"finding the window {w['window_found_s']:.2f} s)")
     lines += namespace.lines(s.get("namespace", {}))
     lines += [follow.describe(r) for r in (s.get("follow") or {}).values()]
     if "recorder_eps" in s:
