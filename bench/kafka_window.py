@@ -1,16 +1,20 @@
 """What a window of a Kafka recording costs the source, step by step (wall and CPU, the
 client's librdkafka threads included): finding the window (``summarize``: each partition's
 first and last record), the state at its start (``replayer.window_start``: a scan of every
-earlier record) and the window's own read. The load beside the whole is the bench's
-``window`` and ``replay`` phases. ``python -m bench.kafka_window BOOTSTRAP [--prefix P]``;
-the window is ``phases.WINDOW``.
+earlier record), beside it the floor of any scan (the messages before the window fetched
+and only their keys taken: what telling objects apart by key would cost, were an Event not
+keyed by the object it is about), and the window's own read. The load beside the whole is
+the bench's ``window`` and ``replay`` phases.
+``python -m bench.kafka_window BOOTSTRAP [--prefix P]``; the window is ``phases.WINDOW``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
+
+from confluent_kafka import Consumer, TopicPartition
 
 from bench.phases import WINDOW
 from replayer.record_filter import RecordFilter
@@ -29,6 +33,39 @@ def timed(step: str, run: Callable[[], T]) -> T:
     return found
 
 
+def keys_before(settings: KafkaSettings, topics: Sequence[str], since_us: int
+                ) -> tuple[int, int]:
+    """The messages appended before ``since_us`` (``offsets_for_times``), fetched as a
+    window's read fetches (128 KiB a partition), and the distinct keys among them."""
+    consumer = Consumer({**settings.librdkafka_config(), "group.id": "ktrace-bench",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "fetch.wait.max.ms": 10, "max.partition.fetch.bytes": 128 * 1024})
+    try:
+        partitions = [TopicPartition(t, p, since_us // 1000) for t in topics
+                      for p in consumer.list_topics(t, timeout=10).topics[t].partitions]
+        ends = {}
+        for tp in consumer.offsets_for_times(partitions, timeout=10):
+            low, high = consumer.get_watermark_offsets(tp, timeout=10)
+            if (end := high if tp.offset < 0 else tp.offset) > low:  # -1: all before it
+                ends[(tp.topic, tp.partition)] = end
+        consumer.assign([TopicPartition(t, p, 0) for t, p in ends])
+        keys, messages, left = set(), 0, set(ends)
+        while left:
+            for message in consumer.consume(5000, timeout=0.02):
+                at = (message.topic(), message.partition())
+                if message.error() is not None or at not in left:
+                    continue
+                if message.offset() + 1 >= ends[at]:
+                    left.discard(at)
+                    consumer.pause([TopicPartition(*at)])
+                if message.offset() < ends[at]:
+                    messages += 1
+                    keys.add(message.key())
+        return messages, len(keys)
+    finally:
+        consumer.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.kafka_window",
                                      description=__doc__.splitlines()[0])
@@ -44,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         since_us, until_us = (first + int((last - first) * share) for share in WINDOW)
         objects = timed("the state at its start", lambda: sum(
             len(run.offsets) for run in state_at(source, opts.prefix, RecordFilter(), since_us)))
+        messages, keys = timed("the messages before it, keys only", lambda: keys_before(
+            KafkaSettings(bootstrap=opts.bootstrap), topics, since_us))
+        print(f"{messages:,} messages before it, {keys:,} keys")
         records = timed("the window's read", lambda: sum(
             len(getattr(item, "offsets", (item,)))
             for item in source.read(topics, window=Window(since_us, until_us), runs=True)))
