@@ -2,8 +2,9 @@
 window (the summary; the first one builds the time index), the source's read alone, the
 state at the window's start alone (``replayer.window_start``: from the object index, the
 first time built where missing, and by a scan of every earlier record), the load (wall and
-CPU), the window's load without its state (what the state adds), and each load's
-projection refresh by model (CPU).
+CPU), the window's load without its state (what the state adds), a load of the window's
+first microsecond alone (the load's fixed part), and each load's projection refresh by
+model (CPU).
 ``python -m bench.window LOG [--prefix ktrace]``; the window is ``phases.WINDOW``.
 """
 
@@ -62,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         if window.since_us is not None:
             _state_at_start(opts.log, opts.prefix, window.since_us, records, counted["whole"])
         _load(name, LocalLogSource(opts.log), opts.prefix, window)
-    _load("window without its state", _WithoutState(opts.log), opts.prefix, windows["window"])
+    window = windows["window"]
+    _load("window without its state", _WithoutState(opts.log), opts.prefix, window)
+    _load("its first microsecond without its state (the fixed part)", _WithoutState(opts.log),
+          opts.prefix, Window(window.since_us, window.since_us + 1))
     return 0
 
 
