@@ -64,9 +64,21 @@ def key_for(record: Record) -> bytes:
     return (record.get("uid") or record["session"]).encode()
 
 
+#: The resource whose records are keyed by another object's uid (an Event's, by what it is
+#: about); every other topic's object records are keyed by their own uid.
+KEYED_BY_ANOTHER = "events"
+
+
+def keyed_by_own_uid(topic: str) -> bool:
+    """Whether every object record of ``topic`` (``<prefix>.<resource>``) is keyed by its
+    own uid, so that a topic's last message of a key is its object's last record."""
+    return topic.rsplit(".", 1)[-1] != KEYED_BY_ANOTHER
+
+
 def object_key(kind: str | None, object_json: bytes | None, uid: str | None,
                session: str) -> bytes:
-    """The key of a record without typed facts: an Event's by what it is about."""
+    """The key of a record without typed facts: an Event's (``KEYED_BY_ANOTHER``) by what
+    it is about."""
     if kind == "Event" and object_json:
         if about := regarding_uid(object_json):
             return about.encode()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import shutil
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
@@ -23,7 +24,11 @@ from replayer.analyses.timeline import timeline
 from replayer import replay as replay_module
 from replayer.loader import Loader
 from replayer.replay import follow, replay
+from schemas.topics import resource_of
+from transports import versions
+from transports.kafka import source as kafka_source
 from transports.kafka.settings import KafkaSettings
+from transports.kafka.sink import KafkaSink
 from transports.kafka.source import KafkaSource
 from transports.locallog.source import LocalLogSource
 from transports.source import DeliveryRun, Source
@@ -236,3 +241,51 @@ def test_from_kafka_a_window_loads_the_same_state_at_its_start(
     assert rows(from_kafka, "SELECT count(*) FROM raw_events WHERE received_at < ?",
                 _utc(since_us))[0][0] > 10
     assert state(from_kafka, _utc(since_us)) == state(local, _utc(since_us))
+
+
+def _versions(runs) -> list[tuple]:
+    """Each version of ``runs`` as where it is, what it is and its object's bytes."""
+    found = []
+    for run in runs:
+        for i, e in enumerate(run.envelopes):
+            body = run.data_of(i)[e.object[0]:e.object[1]] if e.object else None
+            found.append((run.topic, run.partition, run.offsets[i], e.type, e.uid,
+                          e.resource_version, bytes(body) if body is not None else None))
+    return sorted(found, key=repr)
+
+
+@pytest.mark.kafka
+def test_from_kafka_the_last_versions_taken_by_key_are_a_scan_s(
+        kafka_bootstrap: str, unique_topic_prefix: str, monkeypatch: pytest.MonkeyPatch):
+    """Of a topic keyed by object, the messages appended before the time are taken by key
+    (the last of each decoded, a few held at a time) and those appended after it but
+    received before it read: the same last versions as a scan of every message, whether
+    the time falls among the receive times (all appended later), between the two sends, or
+    after every append."""
+    settings = KafkaSettings(bootstrap=kafka_bootstrap)
+    records = recorded_records()
+    middle = sorted(record["receivedAt"] for _, record in records)[len(records) // 2]
+    sink = KafkaSink(settings, partitions=3)
+    for early in (True, False):  # each partition's records stay in receive order
+        for topic, record in records:
+            if (record["receivedAt"] < middle) == early:
+                sink.send(f"{unique_topic_prefix}.{resource_of('ktrace', topic)}", record)
+        sink.flush()
+        if early:
+            time.sleep(0.05)
+            between = time.time_ns() // 1000
+            time.sleep(0.05)
+    sink.close()
+    monkeypatch.setattr(kafka_source, "HELD_MESSAGES", 5)
+    source = KafkaSource(settings)
+    try:
+        topics = source.topics(unique_topic_prefix)
+        assert any(t.endswith(".events") for t in topics) and len(topics) > 2
+        for before_us in (middle, between, time.time_ns() // 1000 + 1_000_000):
+            scan = versions.scan(source.read(topics, window=Window.ending_before(before_us),
+                                             runs=True))
+            expected = _versions(scan)
+            assert len(expected) > 10
+            assert _versions(source.last_versions(topics, before_us)) == expected
+    finally:
+        source.close()

@@ -16,6 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from schemas import envelope, repository
 from schemas.errors import DecodeError, TransportError, Unreadable
+from schemas.topics import keyed_by_own_uid
 from transports import locator, versions
 from transports.kafka.framing import HEADER_OBJECT, HEADER_SCHEMA, ValueDecoder, object_of
 from transports.kafka.registry import RegistryClient
@@ -48,6 +49,9 @@ POSITION_QUEUE_BACKOFF_MS = 10
 POSITION_GAP = 500
 #: A fetch by position that gets no message for this long gives up (the records stay None).
 POSITION_TIMEOUT_S = 5.0
+#: Messages the state at a window's start holds undecoded (each key's last so far) before
+#: it decodes them into the objects' last versions and lets them go.
+HELD_MESSAGES = 20_000
 LEADER_ELECTION = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
 
 
@@ -153,14 +157,72 @@ class KafkaSource:
                 consumer.unassign()
 
     def last_versions(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
-        """A scan of each partition from its beginning up to ``before_us``, envelopes only:
-        a topic has no index by object (and a compacted one, which would be, is not what
-        the recorder writes), and no bound on how far back an object's last version lies
-        (an object listed when the recording began and unchanged since). Telling the
-        objects apart by key and header first, to decode only the last versions, cost as
-        much: the fetch and the messages' headers, not the envelopes, are the scan's CPU
-        (docs/performance.md, "A window")."""
-        return versions.scan(self.read(topics, window=Window.ending_before(before_us), runs=True))
+        """Each partition read from its beginning up to ``before_us`` (a topic has no index
+        by object, and no bound on how far back an object's last version lies: an object
+        listed when the recording began and unchanged since). Of a topic keyed by each
+        object's own uid only each key's last message is decoded (``_last_by_key``); the
+        Events' topic, keyed by the object each Event is about, is scanned, envelopes only.
+        Reading the messages' headers to tell Events apart would cost what decoding their
+        envelopes does (docs/performance.md, "What limits a window")."""
+        by_key = [t for t in topics if keyed_by_own_uid(t)]
+        scanned = [t for t in topics if not keyed_by_own_uid(t)]
+        if by_key:
+            yield from self._last_by_key(by_key, before_us)
+        if scanned:
+            yield from versions.scan(self.read(scanned, window=Window.ending_before(before_us),
+                                               runs=True))
+
+    def _last_by_key(self, topics: Sequence[str], before_us: int) -> Iterator[DeliveryRun]:
+        """The last versions in topics keyed by object uid: the messages appended before
+        ``before_us`` (received before it too) taken by key, the last of each decoded; then
+        those appended after it but received before it (a spooled recording's), read."""
+        marks = {key: self._watermarks(*key) for key in self._partitions(topics)}
+        ends = self._starts(marks, {}, before_us)  # the first appended at or after it
+        last = versions.LastVersions()
+        held: dict[PartitionKey, dict[bytes | None, Message]] = {}
+        consumer = self._stopping(topics)
+        remaining = {key for key, (low, _) in marks.items() if ends[key] > low}
+        assigned = [TopicPartition(*key, marks[key][0]) for key in remaining]
+        consumer.assign(assigned)
+        consumer.resume(assigned)  # a partition an earlier read paused stays paused
+        try:
+            while remaining:
+                for message in consumer.consume(CONSUME_BATCH, timeout=POLL_S):
+                    key = (message.topic(), message.partition())
+                    if message.error() is not None:
+                        if message.error().code() == KafkaError._PARTITION_EOF:
+                            continue
+                        raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
+                    if key not in remaining or message.offset() >= ends[key]:
+                        self.outside_window += 1
+                        continue  # fetched before the partition was paused
+                    held.setdefault(key, {})[message.key()] = message
+                    if message.offset() + 1 >= ends[key]:
+                        consumer.pause([TopicPartition(*key)])
+                        remaining.discard(key)
+                if sum(map(len, held.values())) >= HELD_MESSAGES:
+                    self._take_held(held, last)
+        finally:
+            if not self._closed:
+                consumer.unassign()
+        self._take_held(held, last)
+        for item in self.read(topics, after={key: end - 1 for key, end in ends.items()},
+                              window=Window.ending_before(before_us), runs=True):
+            last.take(item)
+        return last.runs()
+
+    def _take_held(self, held: dict[PartitionKey, dict[bytes | None, Message]],
+                   last: versions.LastVersions) -> None:
+        """The messages ``held`` (each key's last) decoded into ``last``, each partition's in
+        order, and let go: what is held stays bounded, whatever the history."""
+        fingerprint = repository.current().fingerprint
+        for messages in held.values():
+            for message in sorted(messages.values(), key=lambda m: m.offset()):
+                value = message.value() or b""
+                found = _envelope(value, message.headers(), fingerprint)
+                last.take(_decode(message, self._decoder) if found is None else DeliveryRun(
+                    message.topic(), message.partition(), [message.offset()], [found], [value]))
+        held.clear()
 
     def summarize(self, topics: Sequence[str]) -> list[TopicSummary]:
         marks = {key: self._watermarks(*key) for key in self._partitions(topics)}
