@@ -1,9 +1,9 @@
 """What a window of a Kafka recording costs the source, step by step (wall and CPU, the
 client's librdkafka threads included): finding the window (``summarize``: each partition's
-first and last record), the state at its start (``replayer.window_start``: a scan of every
-earlier record), beside it the floor of any scan (the messages before the window fetched
-and only their keys taken: what telling objects apart by key would cost, were an Event not
-keyed by the object it is about), and the window's own read. The load beside the whole is
+first and last record), the state at its start (``replayer.window_start``: every earlier
+record read, of a topic keyed by object only each key's last decoded), beside it the floor
+of any such read (the messages before the window fetched and only their keys taken), and
+the window's own read. The load beside the whole is
 the bench's ``window`` and ``replay`` phases.
 ``python -m bench.kafka_window BOOTSTRAP [--prefix P]``; the window is ``phases.WINDOW``.
 """

@@ -8,10 +8,10 @@ not a stretch the recorder delivered).
 
 The source finds the last versions (``Source.last_versions``): the local log from its
 index by object (the stretches before the window merged, only the last versions decoded),
-Kafka by reading each partition up to the window's start, envelopes only. Both are exact
-whatever the look-back — an object listed when the recording began and never changed since
-is found as surely as one changed a second before the window (a bounded look-back cannot
-be exact: docs/performance.md).
+Kafka by reading each partition up to the window's start (of a topic keyed by object,
+only each key's last message decoded). Both are exact whatever the look-back — an object
+listed when the recording began and never changed since is found as surely as one changed
+a second before the window (a bounded look-back cannot be exact: docs/performance.md).
 """
 
 from __future__ import annotations
