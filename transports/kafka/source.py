@@ -193,10 +193,13 @@ class KafkaSource:
                         if message.error().code() == KafkaError._PARTITION_EOF:
                             continue
                         raise TransportError(f"Kafka {key[0]}/{key[1]}: {message.error().str()}")
-                    if key not in remaining or message.offset() >= ends[key]:
+                    if key not in remaining:
                         self.outside_window += 1
                         continue  # fetched before the partition was paused
-                    held.setdefault(key, {})[message.key()] = message
+                    if message.offset() < ends[key]:
+                        held.setdefault(key, {})[message.key()] = message
+                    else:  # past the end: the offsets just before it held no message
+                        self.outside_window += 1
                     if message.offset() + 1 >= ends[key]:
                         consumer.pause([TopicPartition(*key)])
                         remaining.discard(key)
