@@ -543,3 +543,33 @@ def test_a_runtime_fault_or_an_unavailable_registry_is_not_the_image(loaded):
                        "c.detail) FROM problems, unnest(causes) u(c)")
     assert advice.startswith("the container runtime's signature policy rejected the image")
     assert advice.endswith("pulling again will not help")
+
+
+def test_a_rejection_is_dated_by_the_kubelets_own_event(loaded):
+    """admission-outofcpu-2: the pod's only time is its creationTimestamp (AGE 48m); the
+    kubelet's OutOfcpu Event, written with the status in one step (pkg/kubelet/kubelet.go
+    rejectPod), is 5 minutes later: the rejection's time."""
+    assert rows(loaded["admission-outofcpu-2"], "SELECT name, since::VARCHAR "
+                                                "FROM pod_outcomes_at(data_end())") == [
+        ("vm-stress-0050-dz557", "2023-07-04 11:17:00")]
+
+
+def test_a_pod_exists_before_any_evidence_of_it(loaded):
+    """Captures without creationTimestamp: `created` is at or before the earliest step with
+    a time of its own (a container's startedAt, an Event), never after it; `scheduled` at or
+    before its containers ran."""
+    def steps(name: str) -> list[tuple]:
+        return rows(loaded[name], "SELECT step, time::VARCHAR, detail FROM pod_transitions "
+                                  "WHERE step IN ('created', 'scheduled', 'running', 'warning') "
+                                  "ORDER BY step_no")
+    assert steps("crash-loop-2") == [
+        ("created", "2024-05-02 12:30:41", "at or before (its earliest evidence; no creationTimestamp)"),
+        ("running", "2024-05-02 12:30:41", None)]
+    assert steps("crash-loop-oom-2") == [
+        ("created", "2024-01-04 09:51:18", "at or before (its earliest evidence; no creationTimestamp)"),
+        ("warning", "2024-01-04 09:51:18", "BackOff: Back-off restarting failed container"),
+        ("running", "2024-01-04 09:52:29", None)]
+    assert steps("crash-loop-oom-1") == [
+        ("created", "2020-11-26 12:30:38", "at or before (startTime; no creationTimestamp)"),
+        ("scheduled", "2020-11-26 12:30:38", "research.center.master.069"),
+        ("running", "2020-11-26 12:30:38", None)]

@@ -55,7 +55,8 @@ pod_events AS (
 -- the first version that says how it ended
 ended AS (
     SELECT uid, arg_min({'reason': status_reason, 'message': status_message,
-                         'at': coalesce(status_written_at, received_at), 'event_id': event_id},
+                         'at': coalesce(status_written_at, received_at),
+                         'written_at': status_written_at, 'event_id': event_id},
                         received_at) AS first
     FROM versions
     WHERE status_reason = 'Evicted' OR (phase = 'Failed' AND admission_reason(status_reason))
@@ -63,7 +64,7 @@ ended AS (
     UNION ALL
     -- the kubelet's Evicted or admission Event where no status recorded it (it outlives it)
     SELECT uid, arg_min({'reason': reason, 'message': message, 'at': first_at,
-                         'event_id': ids[1]}, first_at)
+                         'written_at': NULL::TIMESTAMP, 'event_id': ids[1]}, first_at)
     FROM pod_events e
     WHERE (reason = 'Evicted' OR admission_reason(reason))
       AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.uid = e.uid
@@ -116,7 +117,13 @@ o_evicted AS (
     FROM ended d JOIN pod p USING (uid) LEFT JOIN node_evidence ne USING (uid)
     WHERE d.first.reason = 'Evicted'),
 o_admission AS (
-    SELECT d.uid, 'admission' AS cause, d.first.at AS at,
+    SELECT d.uid, 'admission' AS cause,
+           -- the kubelet writes its Event and the status in one step (pkg/kubelet/kubelet.go
+           -- rejectPod): the Event's own time is the rejection's where the status write's
+           -- time is unknown (a record's time derived from creationTimestamp is earlier)
+           coalesce(d.first.written_at, (SELECT min(e.first_at) FROM pod_events e
+                                         WHERE e.uid = d.uid AND e.reason = d.first.reason),
+                    d.first.at) AS at,
            -- the status message, else the kubelet's Event of the same reason (it outlives
            -- a status cut short)
            d.first.reason || ': ' || coalesce(nullif(trim(d.first.message), ''),

@@ -28,6 +28,24 @@ timed AS (
            -- (first_seen is ktrace's own sighting, never a step before it)
            s.derived OR (coalesce(s.clockless, false) AND s.step <> 'first_seen') AS derived
     FROM pod_steps_raw s),
+-- a step that every later one implies and whose time is only its record's (a capture
+-- without creationTimestamp or PodScheduled's time): at or before the earliest step with a
+-- time of its own that follows it — a pod exists before any Event about it, and is bound
+-- before its containers run
+clamped AS (
+    SELECT * REPLACE (least(time, coalesce(implied_by, time)) AS time,
+                      CASE WHEN implied_by < time AND step = 'created'
+                           THEN coalesce(detail, 'at or before (its earliest evidence; no creationTimestamp)')
+                           ELSE detail END AS detail)
+    FROM (SELECT *, CASE WHEN NOT derived OR server_at IS NOT NULL THEN NULL
+                         WHEN step = 'created'
+                             THEN min(time) FILTER (WHERE server_at IS NOT NULL
+                                                    AND step <> 'first_seen') OVER w
+                         WHEN step = 'scheduled'
+                             THEN min(time) FILTER (WHERE server_at IS NOT NULL AND step IN
+                                      ('running', 'ready', 'restarted', 'containers_stopped')) OVER w
+                    END AS implied_by
+          FROM timed WINDOW w AS (PARTITION BY uid))),
 bounds AS (
     -- (the taint-eviction controller's "Marking for deletion" Event opens its deletion)
     SELECT uid, min(time) FILTER (WHERE step IN ('deletion_requested', 'taint_eviction'))
@@ -35,7 +53,7 @@ bounds AS (
            max(time) FILTER (WHERE step NOT IN ('deleted', 'taint_eviction_cancelled'))
                AS last_before_delete_at,
            min(time) FILTER (WHERE step = 'deleted') AS deleted_at
-    FROM timed GROUP BY uid),
+    FROM clamped GROUP BY uid),
 ordered AS (
     SELECT t.*, CASE
             WHEN t.step IN ('endpoint_not_ready', 'endpoint_removed')
@@ -49,12 +67,13 @@ ordered AS (
                 THEN greatest(t.time, b.deleted_at, b.last_before_delete_at)
                      + INTERVAL 1 MICROSECOND
             ELSE t.time END AS order_at
-    FROM timed t JOIN bounds b USING (uid))
+    FROM clamped t JOIN bounds b USING (uid))
 SELECT o.uid, coalesce(i.namespace, e.namespace) AS namespace, coalesce(i.pod, m.pod, e.pod) AS pod,
        -- equal times taken from the server's 1 s timestamps are ordered by the lifecycle,
        -- received ones by resourceVersion
        row_number() OVER (PARTITION BY o.uid ORDER BY o.order_at,
-                          CASE WHEN o.time = o.server_at THEN o.rank END, o.rv, o.rank)
+                          CASE WHEN o.time = o.server_at OR o.implied_by IS NOT NULL THEN o.rank END,
+                          o.rv, o.rank)
            AS step_no,
        o.step, o.time, o.server_at, o.component, o.event_id AS evidence_event_id,
        o.type AS evidence_type, o.detail, o.derived
