@@ -288,6 +288,10 @@ OUTCOMES: dict[str, list[tuple]] = {
          'SignatureValidationFailed: Source image rejected: A signature was required, but no '
          'signature exists; BackOff ×2, 2023-06-29T11:59:05Z – 11:59:38Z: Back-off pulling image '
          '"quay.io/crio/unsigned"', [1, 6, 3, 4])],
+    # GKE 1.21 (capactio/capact#679): the kubelet refused a pod while its node shut down;
+    # the other pod, stopped by the shutdown, is no cause (its timeline's terminal step says it)
+    "node-shutdown-gke-1": [("outcome", "unnamed-capact-pod-rejected", "admission",
+                             "NodeShutdown: Pod was rejected as the node is shutting down.", [1])],
     "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
                       "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
                       "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],
@@ -543,6 +547,23 @@ def test_a_runtime_fault_or_an_unavailable_registry_is_not_the_image(loaded):
                        "c.detail) FROM problems, unnest(causes) u(c)")
     assert advice.startswith("the container runtime's signature policy rejected the image")
     assert advice.endswith("pulling again will not help")
+
+
+def test_a_pod_the_kubelet_stopped_for_a_node_shutdown_says_so(loaded):
+    """Before 1.26 the graceful node shutdown wrote no DisruptionTarget: its status reason
+    Terminated and fixed message (pkg/kubelet/nodeshutdown) name the path on the terminal
+    step. After the node came back, 1.22 restarted such a pod (kubernetes/kubernetes#104798):
+    running and Ready, nothing is stuck or ended."""
+    con = loaded["node-shutdown-gke-1"]
+    assert rows(con, "SELECT pod, step, component, detail FROM pod_transitions "
+                     "WHERE step = 'terminal' ORDER BY pod") == [
+        ("unnamed-capact-pod-rejected", "terminal", "kubelet", "Failed"),
+        ("unnamed-capact-pod-terminated", "terminal", "kubelet",
+         "Failed — kubelet (graceful node shutdown)")]
+    con = loaded["node-shutdown-restarted-1"]
+    assert rows(con, "SELECT count(*) FROM pod_outcomes_at(data_end())") == [(0,)]
+    assert rows(con, "SELECT step, detail FROM pod_transitions WHERE step = 'restarted'") == [
+        ("restarted", "nginx: 1 restarts before first seen")]
 
 
 def test_a_rejection_is_dated_by_the_kubelets_own_event(loaded):

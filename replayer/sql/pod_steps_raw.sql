@@ -1,4 +1,4 @@
--- model: view; depends: containers, disruption_requester, endpoint_membership, eviction_by_limit, k8s_events, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events, refreshed_from
+-- model: view; depends: containers, disruption_requester, endpoint_membership, eviction_by_limit, k8s_events, kubelet_termination, nodes, object_versions, owner_refs, pod_versions_in_scope, projection_scope, raw_events, refreshed_from
 -- The evidence of each step: the first version of a pod for which the step's condition
 -- holds (one scan: arg_min per step), Events about the pod (by uid, or by name where the
 -- Event names no uid), and its EndpointSlice stretches.
@@ -108,7 +108,12 @@ firsts AS (
                         WHEN disruption_reason = 'TerminationByKubelet'
                             THEN disruption_requester(disruption_reason, disruption_message)
                         WHEN status_reason = 'Evicted' AND eviction_by_limit(status_message)
-                            THEN 'kubelet (local-storage limit eviction)' END, '')}, version_no)
+                            THEN 'kubelet (local-storage limit eviction)'
+                        -- before 1.26 no DisruptionTarget: the shutdown manager's status
+                        -- reason and fixed message say it (pkg/kubelet/nodeshutdown)
+                        WHEN status_reason = 'Terminated'
+                             AND kubelet_termination(status_message) = 'graceful node shutdown'
+                            THEN 'kubelet (graceful node shutdown)' END, '')}, version_no)
                FILTER (WHERE phase IN ('Succeeded', 'Failed')) AS terminal,
            arg_min({'ev': ev, 'inferred': inferred OR type = 'INFERRED_DELETED',
                     'component': component, 'grace_s': deletion_grace_s,
