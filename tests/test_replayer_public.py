@@ -292,6 +292,13 @@ OUTCOMES: dict[str, list[tuple]] = {
     # the other pod, stopped by the shutdown, is no cause (its timeline's terminal step says it)
     "node-shutdown-gke-1": [("outcome", "unnamed-capact-pod-rejected", "admission",
                              "NodeShutdown: Pod was rejected as the node is shutting down.", [1])],
+    # the back-off's message only repeats "Back-off pulling image": the ErrImagePull before
+    # it (record 4) names the missing manifest
+    "image-pull-1": [("pending", "foo", "image_pull",
+                      'not_found — nginx: ImagePullBackOff, Back-off pulling image "nginx:1.13-invalid"; '
+                      'the pull before it: ErrImagePull, rpc error: code = Unknown desc = Error response '
+                      'from daemon: manifest for nginx:1.13-invalid not found: manifest unknown: manifest '
+                      'unknown', [5, 4])],
     "init-crash-1": [("pending", "unnamed-rtf-app-pod", "init_container",
                       "crash_loop — init container init: CrashLoopBackOff, 16 restarts, last exit "
                       "1 (Error): Failed to fetch /opt/mule/conf/rtfv1.yml. statusCode=403", [1])],

@@ -165,6 +165,16 @@ c_waiting AS (
                                                  b.last_exit_code, b.restart_count) AS cause) f
     LEFT JOIN hook_kills h ON h.uid = b.uid AND h.name = b.name
     WHERE NOT b.init OR b.sidecar),
+-- the pull error a back-off follows: ImagePullBackOff's message only says "Back-off pulling
+-- image" (pkg/kubelet/images/image_manager.go); the ErrImagePull before it carried the
+-- runtime's error, the decisive text
+pull_errors AS (
+    SELECT r.uid, k.name, arg_max({'message': k.message, 'event_id': r.event_id}, r.received_at) AS last
+    FROM raw_events r JOIN containers k USING (event_id)
+    WHERE r.kind = 'Pod' AND r.received_at <= ts AND k.state = 'waiting'
+      AND k.reason = 'ErrImagePull' AND k.message IS NOT NULL
+      AND r.uid IN (SELECT uid FROM box WHERE reason = 'ImagePullBackOff')
+    GROUP BY r.uid, k.name),
 -- the memory limit of an OOM-killed container and what the owner's recorded template
 -- versions say of it (the pod's controller, or that controller's: ReplicaSet → Deployment)
 owner_chain AS (
@@ -257,8 +267,11 @@ c_containers AS (
                                       ''), '') AS detail,
            evidence
     FROM (SELECT w.uid, w.cause, min(w.reason) AS reason,
-                 concat_ws(' ', string_agg(w.message, ' '), any_value(fe.messages)) AS messages,
-                 string_agg(container_line(w) || coalesce('; ' || o.note, '')
+                 concat_ws(' ', string_agg(w.message, ' '), string_agg(pe.last.message, ' '),
+                           any_value(fe.messages)) AS messages,
+                 string_agg(container_line(w)
+                            || coalesce('; the pull before it: ErrImagePull, ' || clean_message(pe.last.message), '')
+                            || coalesce('; ' || o.note, '')
                             -- the hook's own failure, where the status now says CrashLoopBackOff
                             || CASE WHEN w.reason IS DISTINCT FROM 'PostStartHookError'
                                     THEN coalesce('; PostStartHookError: ' || clean_message(w.hook_message), '')
@@ -270,11 +283,14 @@ c_containers AS (
                  [any_value(s.event_id)] || list_filter(list(w.hook_event_id), lambda x: x IS NOT NULL)
                      || coalesce(any_value(fe.ids), [])
                      || coalesce(flatten(list(o.ids)), []) || coalesce(any_value(pk.ids), [])
+                     || list_filter(list(pe.last.event_id), lambda x: x IS NOT NULL)
                      AS evidence
           FROM c_waiting w JOIN stuck s USING (uid)
           LEFT JOIN covered_events fe ON fe.uid = w.uid AND fe.cause = w.cause
           LEFT JOIN oom_notes o ON o.uid = w.uid AND o.name = w.name
           LEFT JOIN probe_kills pk ON pk.uid = w.uid AND w.cause = 'crash_loop'
+          LEFT JOIN pull_errors pe ON pe.uid = w.uid AND pe.name = w.name
+               AND w.reason = 'ImagePullBackOff'
           WHERE w.cause IS NOT NULL GROUP BY w.uid, w.cause)),
 -- an init container's Events: the kubelet names it in fieldPath or in the message
 init_events AS (
