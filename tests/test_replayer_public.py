@@ -601,3 +601,23 @@ def test_a_pod_exists_before_any_evidence_of_it(loaded):
         ("created", "2020-11-26 12:30:38", "at or before (startTime; no creationTimestamp)"),
         ("scheduled", "2020-11-26 12:30:38", "research.center.master.069"),
         ("running", "2020-11-26 12:30:38", None)]
+
+
+def test_a_capture_without_any_time_says_when_is_unknown(loaded):
+    """admission-outofmemory-1 and create-container-error-1 carry no timestamp at all: their
+    records take the capture file's time, which explain names as such, not as the moment
+    the pod was rejected or began to be stuck."""
+    from replayer.analyses.explain import explain
+    [story] = explain(loaded["admission-outofmemory-1"], "unnamed-kpo-pod")
+    [outcome] = [f.sentence for f in story.findings if f.topic == "outcome"]
+    assert outcome.startswith("Rejected by the kubelet (when: unknown — no record of it carries "
+                              "a time; the capture file is from ")
+    assert outcome.endswith("): admission — OutOfmemory: Pod was rejected: Node didn't have enough "
+                            "resource: memory, requested: 547356672, used: 6619660288, capacity: "
+                            "7068438528")
+    [story] = explain(loaded["create-container-error-1"], "unnamed-image-registry-pod")
+    [stuck_finding] = [f.sentence for f in story.findings if f.topic == "stuck"]
+    assert stuck_finding.startswith("Stuck (since when: unknown — no record of it carries a time; ")
+    [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")  # a time of its own
+    assert [f.sentence for f in story.findings if f.topic == "outcome"][0].startswith(
+        "Evicted at 2024-01-22T16:57:07Z: ")

@@ -171,6 +171,9 @@ def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 
 def _stuck_says(row: dict[str, Any]) -> list[Finding]:
     state = PROBLEM_STATES.get(row["problem"], "Stuck")
+    if row["timeless"]:
+        return [Finding("stuck", f"{state} {_unknown_when(row, 'since when')}: {row['cause']} — {row['detail']}",
+                        row["evidence"] or [], row["advice"])]
     lasted = "" if row["clock_known"] else "at least "
     return [Finding("stuck", f"{state} for {lasted}{_seconds(row['stuck_for_s'])} (since "
                              f"{_time(row['since'])}{'' if row['clock_known'] else '; the capture has no clock: it ends at its last object time'}):"
@@ -183,7 +186,9 @@ def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list
     the data has a receive clock (an import without one can only say "at least")."""
     return [row for cluster in clusters(con) for row in _dicts(
         con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
-             "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known "
+             "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known, "
+             "  (SELECT bool_and(time_source = 'derived:file-mtime') FROM raw_events "
+             "   WHERE list_contains(c.evidence, event_id)) AS timeless "
              f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
              "WHERE list_contains(?, p.uid) AND p.uid IN "
              "  (SELECT uid FROM raw_events WHERE cluster = ?) "
@@ -200,9 +205,17 @@ def _pod_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """How a pod ended, when a cause ended it (evicted, rejected, preempted, OOM-killed,
     stopped by its node's shutdown)."""
     return _found(_causes(con, "pod_outcomes_at", uids), lambda r: [
-        Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} at "
-                           f"{_time(r['since'])}: {r['cause']} — {r['detail']}",
+        Finding("outcome", f"{OUTCOMES.get(r['cause'], r['cause'])} "
+                           f"{_unknown_when(r, 'when') if r['timeless'] else 'at ' + _time(r['since'])}: "
+                           f"{r['cause']} — {r['detail']}",
                 r["evidence"] or [], r["advice"])])
+
+
+def _unknown_when(row: dict[str, Any], asked: str) -> str:
+    """An import whose evidence carries no time at all took the capture file's time: that
+    is when the file was written, not when it happened."""
+    return (f"({asked}: unknown — no record of it carries a time; the capture file is from "
+            f"{_time(row['since'])})")
 
 
 def _findings(con: duckdb.DuckDBPyConnection, uids: list[str], where: str) -> list[dict[str, Any]]:
