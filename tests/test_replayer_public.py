@@ -621,3 +621,20 @@ def test_a_capture_without_any_time_says_when_is_unknown(loaded):
     [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")  # a time of its own
     assert [f.sentence for f in story.findings if f.topic == "outcome"][0].startswith(
         "Evicted at 2024-01-22T16:57:07Z: ")
+
+
+def test_an_object_exists_before_its_events_and_conditions(loaded):
+    """Objects other than pods captured without creationTimestamp: `created` is at or before
+    the earliest Event about them or condition they report (not-created-quota-1's FailedCreate
+    ×6 began 79 s before its last time; rollout-stalled-1 was Available two days before its
+    progress deadline passed)."""
+    from replayer.analyses.explain import explain
+    for name, obj, first in [("not-created-quota-1", "rs/coder-benzo-my-workspace-6df987574",
+                              "2023-07-05T11:57:55Z"),
+                             ("rollout-stalled-1", "deploy/xxx-gui", "2021-01-20T02:04:24Z")]:
+        [story] = explain(loaded[name], obj)
+        created, after = story.timeline[0], story.timeline[1]
+        assert (created["step"], created["detail"], created["derived"]) == (
+            "created", "at or before (its earliest evidence; no creationTimestamp)", True)
+        assert created["time"] == after["time"], story.timeline
+        assert created["time"].strftime("%Y-%m-%dT%H:%M:%SZ") == first

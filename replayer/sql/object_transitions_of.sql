@@ -194,10 +194,17 @@ everything AS (
     UNION ALL SELECT * FROM endpoint_steps
     UNION ALL SELECT * FROM deletion_steps UNION ALL SELECT * FROM deleted_steps)
 -- created first and deleted last whatever their clocks say (a derived time of 1 s precision
--- may tie or precede the first record), the rest by time
+-- may tie or precede the first record), the rest by time; a creation known only from the
+-- first record (no creationTimestamp) is at or before the earliest step after it — an
+-- object exists before any Event about it or condition it reports
 SELECT uid, row_number() OVER (PARTITION BY uid ORDER BY CASE step WHEN 'created' THEN 0
                                                                   WHEN 'deleted' THEN 2 ELSE 1 END,
                                                          time, rank, ev.rv, ev.event_id, step, detail)
            AS step_no,
-       step, time, component, derived, detail, ev.event_id AS evidence_event_id
-FROM everything
+       step, CASE WHEN moved THEN earliest ELSE time END AS time, component, derived,
+       CASE WHEN moved THEN 'at or before (its earliest evidence; no creationTimestamp)'
+            ELSE detail END AS detail, ev.event_id AS evidence_event_id
+FROM (SELECT *, step = 'created' AND detail = 'no creationTimestamp: first seen then'
+                AND earliest < time AS moved
+      FROM (SELECT *, min(time) FILTER (WHERE step <> 'created') OVER (PARTITION BY uid) AS earliest
+            FROM everything))
