@@ -104,6 +104,12 @@ EXPECTED: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
                                      ("image_pull", "registry_unreachable — Failed")},
     # the runtime's signature policy refused the image: not a back-off to wait out
     "image-signature-rejected-1": {("Pod", "pod"): ("image_pull", "signature_rejected — container")},
+    # common failures from sources not used before: a GPU no node has free beside a cordoned
+    # node; a webhook's TLS Secret cert-manager has not issued
+    "unschedulable-gpu-1": {("Pod", "gpu-gtx-1050"):
+                            ("unschedulable", "node_unschedulable, insufficient_nvidia.com/gpu")},
+    "volume-mount-secret-1": {("Pod", "alidns-webhook-79f76779c7-8chd8"):
+                              ("volume_mount", 'secret "alidns-webhook-webhook-tls" not found')},
     # not listed: namespace-discovery-failed-1 (5 s past its deletion in the data: under the
     # margin, judged below), node-not-ready-1 (its node_not_ready is 0 s old at the data's
     # end, under the threshold: judged below)
@@ -638,3 +644,23 @@ def test_an_object_exists_before_its_events_and_conditions(loaded):
             "created", "at or before (its earliest evidence; no creationTimestamp)", True)
         assert created["time"] == after["time"], story.timeline
         assert created["time"].strftime("%Y-%m-%dT%H:%M:%SZ") == first
+
+
+def test_a_stub_known_by_its_events_is_scheduled_by_the_scheduler_event(loaded):
+    """volume-mount-secret-1 (DEVmachine-fr/cert-manager-alidns-webhook#32): a pod known by
+    its Events alone; the scheduler's Scheduled Event is its scheduled step. Pods whose
+    versions name the node keep that step (sandbox-cni-1's stub has none, so its Event)."""
+    con = loaded["volume-mount-secret-1"]
+    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
+    assert rows(con, "SELECT step, time::VARCHAR, component, detail, evidence_event_id - ? "
+                     "FROM pod_transitions ORDER BY step_no", first) == [
+        ("created", "2024-09-24 11:59:16", None, None, 0),
+        ("scheduled", "2024-09-24 11:59:16", "default-scheduler",
+         "Successfully assigned cert-manager/alidns-webhook-79f76779c7-8chd8 to k3s-02", 1),
+        ("first_seen", "2024-09-24 11:59:16", "ktrace",
+         "first seen ADDED (steps before were derived from the object)", 0),
+        ("warning", "2024-09-24 11:59:49", "kubelet",
+         'FailedMount: MountVolume.SetUp failed for volume "certs" : secret '
+         '"alidns-webhook-webhook-tls" not found (×7)', 2)]
+    assert rows(loaded["crash-loop-1"], "SELECT count(*) FROM pod_transitions "
+                                        "WHERE step = 'scheduled'") == [(1,)]
