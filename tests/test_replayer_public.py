@@ -294,10 +294,13 @@ OUTCOMES: dict[str, list[tuple]] = {
          'SignatureValidationFailed: Source image rejected: A signature was required, but no '
          'signature exists; BackOff ×2, 2023-06-29T11:59:05Z – 11:59:38Z: Back-off pulling image '
          '"quay.io/crio/unsigned"', [1, 6, 3, 4])],
-    # GKE 1.21 (capactio/capact#679): the kubelet refused a pod while its node shut down;
-    # the other pod, stopped by the shutdown, is no cause (its timeline's terminal step says it)
+    # GKE 1.21 (capactio/capact#679): the kubelet refused a pod while its node shut down,
+    # and stopped another for the shutdown (status Terminated, no DisruptionTarget before 1.26)
     "node-shutdown-gke-1": [("outcome", "unnamed-capact-pod-rejected", "admission",
-                             "NodeShutdown: Pod was rejected as the node is shutting down.", [1])],
+                             "NodeShutdown: Pod was rejected as the node is shutting down.", [1]),
+                            ("outcome", "unnamed-capact-pod-terminated", "node_shutdown",
+                             "Terminated: Pod was terminated in response to imminent node shutdown. "
+                             "— its node shutting down: its Shutdown Event not recorded", [2])],
     # the back-off's message only repeats "Back-off pulling image": the ErrImagePull before
     # it (record 4) names the missing manifest
     "image-pull-1": [("pending", "foo", "image_pull",
@@ -566,7 +569,8 @@ def test_a_pod_the_kubelet_stopped_for_a_node_shutdown_says_so(loaded):
     """Before 1.26 the graceful node shutdown wrote no DisruptionTarget: its status reason
     Terminated and fixed message (pkg/kubelet/nodeshutdown) name the path on the terminal
     step. After the node came back, 1.22 restarted such a pod (kubernetes/kubernetes#104798):
-    running and Ready, nothing is stuck or ended."""
+    running and Ready with the shutdown's status reason still on it — nothing is stuck, and it
+    did not end (the shutdown manager writes its reason with phase Failed)."""
     con = loaded["node-shutdown-gke-1"]
     assert rows(con, "SELECT pod, step, component, detail FROM pod_transitions "
                      "WHERE step = 'terminal' ORDER BY pod") == [
@@ -644,23 +648,3 @@ def test_an_object_exists_before_its_events_and_conditions(loaded):
             "created", "at or before (its earliest evidence; no creationTimestamp)", True)
         assert created["time"] == after["time"], story.timeline
         assert created["time"].strftime("%Y-%m-%dT%H:%M:%SZ") == first
-
-
-def test_a_stub_known_by_its_events_is_scheduled_by_the_scheduler_event(loaded):
-    """volume-mount-secret-1 (DEVmachine-fr/cert-manager-alidns-webhook#32): a pod known by
-    its Events alone; the scheduler's Scheduled Event is its scheduled step. Pods whose
-    versions name the node keep that step (sandbox-cni-1's stub has none, so its Event)."""
-    con = loaded["volume-mount-secret-1"]
-    first = rows(con, "SELECT min(event_id) FROM raw_events")[0][0]
-    assert rows(con, "SELECT step, time::VARCHAR, component, detail, evidence_event_id - ? "
-                     "FROM pod_transitions ORDER BY step_no", first) == [
-        ("created", "2024-09-24 11:59:16", None, None, 0),
-        ("scheduled", "2024-09-24 11:59:16", "default-scheduler",
-         "Successfully assigned cert-manager/alidns-webhook-79f76779c7-8chd8 to k3s-02", 1),
-        ("first_seen", "2024-09-24 11:59:16", "ktrace",
-         "first seen ADDED (steps before were derived from the object)", 0),
-        ("warning", "2024-09-24 11:59:49", "kubelet",
-         'FailedMount: MountVolume.SetUp failed for volume "certs" : secret '
-         '"alidns-webhook-webhook-tls" not found (×7)', 2)]
-    assert rows(loaded["crash-loop-1"], "SELECT count(*) FROM pod_transitions "
-                                        "WHERE step = 'scheduled'") == [(1,)]

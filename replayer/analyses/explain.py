@@ -180,6 +180,10 @@ def _stuck_says(row: dict[str, Any]) -> list[Finding]:
                              f" {row['cause']} — {row['detail']}", row["evidence"] or [], row["advice"])]
 
 
+# the time sources of a capture none of whose objects carries a timestamp: the file's time,
+# then each record after it in the file's order (replayer/importer.py)
+TIMELESS = "('derived:file-mtime', 'derived:capture-order', 'derived:previous')"
+
 def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list[dict[str, Any]]:
     """Every cause ``macro`` (problems_at, pod_outcomes_at) finds for ``uids`` at the end of
     each cluster's data, with the advice that fits its sub-reason (finding_advice) and whether
@@ -187,8 +191,9 @@ def _causes(con: duckdb.DuckDBPyConnection, macro: str, uids: list[str]) -> list
     return [row for cluster in clusters(con) for row in _dicts(
         con, "SELECT p.uid, p.problem, p.since, p.stuck_for_s, c.cause, c.detail, "
              "  c.evidence, finding_advice(c.cause, c.detail) AS advice, ? AS clock_known, "
-             "  (SELECT bool_and(time_source = 'derived:file-mtime') FROM raw_events "
-             "   WHERE list_contains(c.evidence, event_id)) AS timeless "
+             f"  (SELECT bool_and(r.time_source IN {TIMELESS} AND NOT EXISTS (SELECT 1 "
+             f"     FROM raw_events o WHERE o.topic = r.topic AND o.time_source NOT IN {TIMELESS})) "
+             "   FROM raw_events r WHERE list_contains(c.evidence, r.event_id)) AS timeless "
              f"FROM {macro}(?::TIMESTAMP) p, unnest(p.causes) AS u(c) "
              "WHERE list_contains(?, p.uid) AND p.uid IN "
              "  (SELECT uid FROM raw_events WHERE cluster = ?) "

@@ -237,7 +237,10 @@ shutdown_status AS (
 stopped_by_shutdown AS (
     SELECT t.uid, t.phase, least(c.cond.at, t.first.at) AS at, c.cond, t.first AS status
     FROM shutdown_status t LEFT JOIN shutdown_condition c USING (uid)
-    WHERE c.uid IS NOT NULL OR t.first IS NOT NULL),
+    -- the shutdown manager writes the phase (Failed, or Succeeded kept) with its reason and
+    -- condition in one status update: a pod still Running with them was restarted in place
+    -- afterwards (1.22, kubernetes/kubernetes#104798), it did not end
+    WHERE (c.uid IS NOT NULL OR t.first IS NOT NULL) AND t.phase IN ('Failed', 'Succeeded')),
 -- the node's shutdown the kubelet announced last before it stopped the pod
 shutdown_announced AS (
     SELECT b.uid, arg_max({'message': s.message, 'at': s.at, 'event_id': s.event_id}, s.at) AS shutdown

@@ -252,11 +252,7 @@ event_steps AS (
            bool_and(e.type = 'LISTED') AS derived
     FROM pod_events e
     JOIN (VALUES ('Killing', 'killing', 8), ('Pulling', 'pulling', 3),
-                 ('Pulled', 'pulled', 3), ('Scheduled', 'scheduled', 2)) AS s(reason, step, rank)
-         ON s.reason = e.reason
-    -- the scheduler's Scheduled Event ("Successfully assigned NS/NAME to NODE") is the step
-    -- only where no recorded version names the node (a pod known by a stub and its Events)
-    WHERE s.step <> 'scheduled' OR e.uid NOT IN (SELECT uid FROM version_steps WHERE step = 'scheduled')
+                 ('Pulled', 'pulled', 3)) AS s(reason, step, rank) ON s.reason = e.reason
     GROUP BY e.uid, s.step, s.rank),
 -- the taint-eviction controller's Events (pkg/controller/tainteviction): "Marking for deletion
 -- Pod NS/NAME" right before it deletes the pod (an untolerated NoExecute taint, or one that
