@@ -143,7 +143,9 @@ def _found(rows: list[dict[str, Any]], says: Callable[[dict[str, Any]], Iterable
 
 
 PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (Pending)",
-                  "not_ready": "Running but not Ready", "not_created": "Cannot create its pods",
+                  "not_ready": "Running but not Ready",
+                  "unknown": "Not running (its status not recorded)",
+                  "not_created": "Cannot create its pods",
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
                   "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
                   "volume_missing": "Bound to a missing volume", "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
@@ -170,7 +172,7 @@ def _stuck(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 
 
 def _stuck_says(row: dict[str, Any]) -> list[Finding]:
-    state = PROBLEM_STATES.get(row["problem"], "Stuck")
+    state = PROBLEM_STATES[row["problem"]]
     if row["timeless"]:
         return [Finding("stuck", f"{state} {_unknown_when(row, 'since when')}: {row['cause']} — {row['detail']}",
                         row["evidence"] or [], row["advice"])]

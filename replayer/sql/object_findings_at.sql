@@ -321,7 +321,8 @@ claim_findings AS (
                || reason || ': ' || message
                || CASE WHEN count > 1 THEN ' (×' || count || ')' ELSE '' END AS detail,
            [event_id] || ids AS evidence, event_id,
-           reason NOT IN ('WaitForFirstConsumer', 'WaitForPodScheduled') AS stuck
+           -- a claim waiting for its first consumer waits by design
+           state = 'claim_pending' AS stuck
     FROM pending_claims
     -- an external provisioner is given threshold_s before it counts as stuck
     WHERE reason <> 'ExternalProvisioning' OR first_at <= ts - to_seconds(threshold_s)),
@@ -374,7 +375,9 @@ volume_missing AS (
            c.event_id, true AS stuck
     FROM unbacked_claims c LEFT JOIN claim_waiters w USING (uid)),
 phases AS (
-    SELECT s.kind, s.namespace, s.name, s.uid, lower(s.phase) AS state,
+    SELECT s.kind, s.namespace, s.name, s.uid,
+           CASE s.phase WHEN 'Lost' THEN 'lost' WHEN 'Released' THEN 'released'
+                        ELSE 'failed' END AS state,
            CASE s.phase WHEN 'Lost' THEN 'pvc_lost' WHEN 'Released' THEN 'pv_released'
                         ELSE 'pv_failed' END AS cause,
            coalesce(e.e.first_at, s.received_at) AS since,
