@@ -121,6 +121,16 @@ def test_a_daemonset_pod_is_missing_where_its_host_port_is_taken(recorded: duckd
         ("DaemonSet", "agent", "14:43:23"), ("Pod", "agent-rdkxn", "14:43:23")]
 
 
+def test_the_node_a_daemonset_pod_is_pinned_away_from_is_a_node_affinity_mismatch(
+        recorded: duckdb.DuckDBPyConnection) -> None:
+    """The DaemonSet's pod for real-node-0 is pinned there by matchFields on metadata.name:
+    NodeAffinity's PreFilter leaves the kwok node out, and the scheduler says so as
+    `didn't satisfy plugin(s) [NodeAffinity]` (schedule_one.go) — node affinity, not `other`."""
+    found = stuck_by_object(recorded)[("Pod", "agent-rdkxn")]
+    assert (found["top_cause"], found["causes"][0]["detail"].split(" — ")[0]) == (
+        "unschedulable", "node_selector_mismatch, host_ports")
+
+
 def test_explain_a_service_tells_its_ready_endpoints(recorded: duckdb.DuckDBPyConnection) -> None:
     """Each version of a Service's EndpointSlice that changes which pods are ready is a step
     naming them: web's pod ready from 14:43:23.73; unready's pod in its slice, not ready, to

@@ -11,7 +11,14 @@ CASE
     WHEN reason ILIKE '%didn''t match Pod''s node affinity%'
          OR reason ILIKE '%didn''t match node selector%'
          OR reason ILIKE '%didn''t match node affinity%'
-         OR reason IN ('MatchNodeSelector', 'NodeAffinity') THEN 'node_selector_mismatch'
+         OR reason IN ('MatchNodeSelector', 'NodeAffinity')
+         -- the nodes a PreFilter's node set left out (schedule_one.go: "node(s) didn't satisfy
+         -- plugin(s) [P]"; framework.go, sets that do not meet: "…plugin P", "…[P Q]
+         -- simultaneously"): in-tree only NodeAffinity (required terms' matchFields on
+         -- metadata.name) and NodeName (spec.nodeName) return node sets — both pin the pod
+         OR (reason ILIKE '%didn''t satisfy plugin%'
+             AND regexp_matches(reason, '\bNode(Affinity|Name)\b'))
+        THEN 'node_selector_mismatch'
     WHEN reason ILIKE '%pod affinity%' OR reason ILIKE '%anti-affinity%'
          OR reason IN ('MatchInterPodAffinity', 'InterPodAffinity') THEN 'pod_affinity'
     WHEN reason ILIKE '%topology spread%' THEN 'topology_spread'
