@@ -229,7 +229,7 @@ OUTCOMES: dict[str, list[tuple]] = {
                                 "resources: [(res: pods, q: 1), ]", [1])],
     # a device plugin with no healthy device: the device manager's message decides
     "admission-unexpected-2": [("outcome", "dpdk", "admission",
-                                "UnexpectedAdmissionError: Pod was rejected: Allocate failed due to no "
+                                "device_plugin — UnexpectedAdmissionError: Pod was rejected: Allocate failed due to no "
                                 "healthy devices present; cannot allocate unhealthy devices "
                                 "dsa.intel.com/wq-user-dedicated, which is unexpected", [1])],
     "preempted-1": [("outcome", "pause1", "preempted",
@@ -339,6 +339,14 @@ def test_advice_fits_the_case(loaded):
     assert rows(loaded["sandbox-cni-1"], "SELECT finding_advice(c.cause, c.detail) "
                                          "FROM problems, unnest(causes) u(c)")[0][0].startswith(
         "the network plugin failed")
+    # the device manager found no healthy device: the device plugin, not the pod's spec
+    device = rows(loaded["admission-unexpected-2"], "SELECT finding_advice(c.cause, c.detail) FROM "
+                                                     "pod_outcomes_at(data_end()), unnest(causes) u(c)")[0][0]
+    assert device.startswith("the kubelet's device manager could not allocate the device resource")
+    # the other UnexpectedAdmissionError (preemption's recovery failed) keeps admission's advice
+    assert rows(loaded["admission-unexpected-1"], "SELECT finding_advice(c.cause, c.detail) = a.advice "
+                                                   "FROM pod_outcomes_at(data_end()), unnest(causes) u(c), "
+                                                   "cause_advice a WHERE a.cause = 'admission'") == [(True,)]
 
 
 def test_a_node_under_pressure_is_a_node_finding(loaded):
@@ -363,6 +371,8 @@ def test_a_node_without_its_route_is_a_node_finding(loaded):
         ("NetworkUnavailable=True since 2017-01-23T16:32:44Z, still at the end of the data: NoRouteCreated: "
          "RouteController failed to create a route; no EvictionThresholdMet Event recorded; no pod evicted for "
          "it recorded.", [node.timeline[-1]["evidence_event_id"]])]  # the one record: its condition step
+    # the route controller's reason: its advice is the cloud route, not a generic network plugin
+    assert node.findings[0].advice.startswith("the cloud route controller")
 
 
 def test_containers_the_kubelet_lost_ended_unseen(loaded):

@@ -160,6 +160,18 @@ PRESSURE_ADVICE = {
     "PIDPressure": "a pod starts more processes than the node has free: set pod pid limits "
                    "(podPidsLimit) or find the pod that forks",
     "NetworkUnavailable": "the node's network is not configured: see the network plugin on it"}
+#: what to do where the condition's reason says more than its type
+PRESSURE_REASON_ADVICE = {
+    # the cloud route controller's (k8s.io/cloud-provider controllers/route): it failed to
+    # create the route to the node's podCIDR, or has not yet
+    "NoRouteCreated": "the cloud route controller (the cloud-controller-manager's, or the "
+                      "kube-controller-manager's with --configure-cloud-routes) has not created "
+                      "the route to this node's podCIDR: its FailedToCreateRoute Events and logs "
+                      "name the cloud's error (permissions, the route table's quota, an "
+                      "overlapping CIDR); a network plugin that routes pods itself (Calico, "
+                      "Cilium, a VPC CNI) wants --configure-cloud-routes=false and sets the "
+                      "condition False itself. Until it is False the scheduler places no pod "
+                      "there"}
 #: the states of object_findings_at that are not stuck: how an object ended or waits
 OUTCOME_STATES = {"failed": "Failed", "complete": "Complete", "suspended": "Suspended",
                   "claim_waiting": "Waiting for a consumer", "released": "Released",
@@ -262,7 +274,7 @@ def _pressure_says(r: dict[str, Any]) -> list[Finding]:
     evicted = ", ".join(f"{e['namespace']}/{e['pod']} at {_time(e['at'])}" for e in r["evicted"] or [])
     return [Finding("pressure", f"{r['type']}=True {held}: {said}; {reclaimed}; "
                                 f"{f'evicted or refused for it: {evicted}' if evicted else 'no pod evicted for it recorded'}.",
-                    r["evidence"], PRESSURE_ADVICE.get(r["type"]))]
+                    r["evidence"], PRESSURE_REASON_ADVICE.get(r["reason"], PRESSURE_ADVICE.get(r["type"])))]
 
 
 def _drains(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:

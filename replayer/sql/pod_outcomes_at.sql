@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, clean_message, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -8,7 +8,8 @@
 --              when the pod exceeded a limit of its own (eviction_by_limit), not a shortage
 --              of the node;
 --   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
---              reason: kubelet_admission_reasons, OutOf<resource>);
+--              reason: kubelet_admission_reasons, OutOf<resource>); `device_plugin — `
+--              before an UnexpectedAdmissionError the device manager's allocation wrote;
 --   evicted    (eviction_api) evicted through the Eviction API (DisruptionTarget
 --              EvictionByEvictionAPI, "Eviction API: evicting": a drain, an autoscaler),
 --              with the budget version that counted it (the pod in its disruptedPods) and
@@ -124,16 +125,24 @@ o_admission AS (
            coalesce(d.first.written_at, (SELECT min(e.first_at) FROM pod_events e
                                          WHERE e.uid = d.uid AND e.reason = d.first.reason),
                     d.first.at) AS at,
-           -- the status message, else the kubelet's Event of the same reason (it outlives
-           -- a status cut short)
-           d.first.reason || ': ' || coalesce(nullif(trim(d.first.message), ''),
-               (SELECT arg_max(e.message, e.last_at) FROM pod_events e
-                WHERE e.uid = d.uid AND e.reason = d.first.reason), '(no message recorded)')
+           -- a resource manager's allocation failure about devices is the device manager's
+           -- (pkg/kubelet/cm/admission/errors.go "Allocate failed due to %v, which is
+           -- unexpected", its errors from cm/devicemanager/manager.go): the device plugin's
+           CASE WHEN d.first.reason = 'UnexpectedAdmissionError'
+                     AND regexp_matches(said, 'Allocate failed due to .*(device|endpoint not found)', 'i')
+                THEN 'device_plugin — ' ELSE '' END
+           || d.first.reason || ': ' || said
            || coalesce(' (on node ' || p.node || ')', '') AS detail,
            list_sort(list_distinct([d.first.event_id]
                || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
                             WHERE e.uid = d.uid AND e.reason = d.first.reason), []))) AS evidence
-    FROM ended d JOIN pod p USING (uid)
+    FROM ended d JOIN pod p USING (uid),
+         -- the status message, else the kubelet's Event of the same reason (it outlives a
+         -- status cut short)
+         LATERAL (SELECT coalesce(clean_message(d.first.message),
+                                  (SELECT arg_max(e.message, e.last_at) FROM pod_events e
+                                   WHERE e.uid = d.uid AND e.reason = d.first.reason),
+                                  '(no message recorded)') AS said)
     WHERE d.first.reason <> 'Evicted'),
 preemption AS (
     SELECT c.uid, arg_min({'reason': c.reason, 'message': c.message, 'at': c.last_transition,
