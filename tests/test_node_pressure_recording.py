@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from replayer.analyses.explain import explain
+from replayer.objects import objects_of
 from tests.replayer_data import cli_stdout, recording_fixtures, rows, stuck_by_object
 
 PRESSURE = Path(__file__).parent / "data" / "node" / "pressure"
@@ -52,10 +53,26 @@ def test_the_pids_eviction_cites_the_nodes_pressure_when_it_held(recorded: duckd
                                f"[PIDPressure]. — {PID_PRESSURE}"))
     (forker,) = explain(recorded, "pod/forker", namespace="pids")
     assert [(s["step"], s["component"], s["detail"]) for s in forker.timeline][-4:] == [
-        ("warning", "kubelet", f"Evicted: {PIDS_LOW} "),  # the Event's text, the kubelet's trailing space kept
+        ("warning", "kubelet", f"Evicted: {PIDS_LOW}"),  # the Event's text, without the kubelet's trailing space
         ("killing", "kubelet", "Stopping container app"),
         ("containers_stopped", "kubelet", "exit 137"),
         ("terminal", "kubelet", "Failed — kubelet (node-pressure eviction)")]
+
+
+def test_every_message_is_held_trimmed(recorded: duckdb.DuckDBPyConnection) -> None:
+    """The kubelet's eviction Event and status end in a space: the typed tables hold each
+    message without it (clean_message, the one place), so no output repeats it."""
+    evicted = [r[0] for r in rows(recorded, "SELECT event_id FROM k8s_events WHERE reason = 'Evicted'")]
+    # the recording holds the kubelet's trailing space
+    assert any((e.get("note") or e.get("message")).endswith(". ")
+               for e in map(json.loads, objects_of(recorded, evicted).values()))
+    assert rows(recorded, """
+        SELECT count(*) FROM (SELECT message AS m FROM k8s_events UNION ALL
+                              SELECT status_message FROM pods UNION ALL
+                              SELECT message FROM containers UNION ALL
+                              SELECT last_message FROM containers UNION ALL
+                              SELECT message FROM conditions)
+        WHERE m <> trim(m, ' ' || chr(9) || chr(10) || chr(13)) OR m = ''""") == [(0,)]
 
 
 def test_evictions_for_the_pods_own_limits(recorded: duckdb.DuckDBPyConnection) -> None:
@@ -133,3 +150,4 @@ def test_explain_the_node_tells_its_pressure_and_the_kubelets_reclaim(db_file: s
         ("Pod", "latecomer", "20:40:20.323"), ("Pod", "forker", "20:40:22.509")]
     table = cli_stdout("explain", "node/real-node-0", "--db", db_file)
     assert "PIDPressure=True from 2026-12-07T20:40:19Z to 2026-12-07T20:40:55Z (36s)" in table
+

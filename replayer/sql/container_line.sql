@@ -1,4 +1,4 @@
--- model: macro(b); depends: clean_message
+-- model: macro(b)
 -- container_line(…): one container as a detail states it: "app: CrashLoopBackOff, 3
 -- restarts, last exit 1 (Error): <its termination message>, <waiting message>".
 b.name || ': ' || concat_ws(', ',
@@ -7,5 +7,5 @@ b.name || ': ' || concat_ws(', ',
         CASE WHEN b.restart_count > 0 THEN b.restart_count || ' restarts' END,
         CASE WHEN b.last_exit_code IS NOT NULL THEN 'last exit ' || b.last_exit_code
              || coalesce(' (' || b.last_reason || ')', '')
-             || coalesce(': ' || clean_message(b.last_message), '') END,
+             || coalesce(': ' || b.last_message, '') END,
         CASE WHEN NOT contains(coalesce(b.last_message, ''), b.message) THEN b.message END)

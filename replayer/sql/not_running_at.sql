@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: cause_scores, clean_message, conditions, container_failure, container_line, containers, event_line, failure_covers, gap_hides, gap_label, image_pull_sub, k8s_events, kubelet_failure, node_health_at, node_pressure_at, node_problem, owner_refs, pods, raw_events, sandbox_sub, scheduling_reasons, span_label, state_at, unseen_stretches, workloads
+-- model: macro(ts, threshold_s := 60); depends: cause_scores, conditions, container_failure, container_line, containers, event_line, failure_covers, gap_hides, gap_label, image_pull_sub, k8s_events, kubelet_failure, node_health_at, node_pressure_at, node_problem, owner_refs, pods, raw_events, sandbox_sub, scheduling_reasons, span_label, state_at, unseen_stretches, workloads
 -- not_running_at(ts, threshold_s := 60): pods that, at ts, were not Running and Ready —
 -- `pending` (not scheduled or containers not started), `not_ready` (running but not
 -- Ready) or `unknown` (no status recorded: reported only on evidence of a failure) — for
@@ -274,7 +274,7 @@ c_containers AS (
                             || coalesce('; ' || o.note, '')
                             -- the hook's own failure, where the status now says CrashLoopBackOff
                             || CASE WHEN w.reason IS DISTINCT FROM 'PostStartHookError'
-                                    THEN coalesce('; PostStartHookError: ' || clean_message(w.hook_message), '')
+                                    THEN coalesce('; PostStartHookError: ' || w.hook_message, '')
                                     ELSE '' END, '; '
                             ORDER BY w.name) AS detail,
                  any_value(fe.items) AS items,

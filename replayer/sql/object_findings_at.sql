@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: clean_message, conditions, containers, k8s_events, node_findings_at, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
+-- model: macro(ts, threshold_s := 60); depends: conditions, containers, k8s_events, node_findings_at, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
 -- object_findings_at(ts, threshold_s := 60): what each workload and storage object is at
 -- ts, one row per finding, the decisive message in `detail` and the records that show it in
 -- `evidence`. `stuck` is true where the object cannot get on by itself (what problems_at
@@ -171,7 +171,7 @@ job_end AS (
                              ': container ' || p.container.name || ' exit '
                              || p.container.exit_code
                              || coalesce(' (' || p.container.reason || ')', '')
-                             || coalesce(' — ' || clean_message(p.container.message), ''), ''),
+                             || coalesce(' — ' || p.container.message, ''), ''),
                          'its pods were not recorded') END) AS detail,
            [l.event_id] || coalesce(e.e.ids, [])
                || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END AS evidence,
@@ -195,7 +195,7 @@ unready_pods AS (
                                  -- a pod the kubelet refused: its status says why
                                  'why': coalesce(CASE WHEN p.phase = 'Failed' THEN 'Failed, '
                                                       || p.status_reason || coalesce(': '
-                                                      || clean_message(p.status_message), '') END,
+                                                      || p.status_message, '') END,
                                                  p.phase || ', ' || sc.reason
                                                      || coalesce(': ' || sc.message, ''),
                                                  concat_ws('; ', c.reason || coalesce(': ' || c.message, ''),

@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, clean_message, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -93,7 +93,7 @@ o_evicted AS (
                CASE WHEN d.first.message ILIKE '%had condition%' THEN 'node_condition'
                     WHEN eviction_by_limit(d.first.message) THEN 'limit'
                     ELSE coalesce(eviction_resource(d.first.message), 'unknown') END,
-               'Evicted: ' || trim(d.first.message),
+               'Evicted: ' || d.first.message,
                -- a limit of the pod's own is not a shortage of the node: its condition,
                -- where recorded, is context
                CASE WHEN eviction_by_limit(d.first.message)
@@ -110,7 +110,7 @@ o_evicted AS (
                END,
                (SELECT string_agg(event_line(e.reason, e.message, e.count, e.first_at, e.last_at), '; ')
                 FROM pod_events e WHERE e.uid = d.uid AND e.reason = 'Evicted'
-                  AND NOT contains(d.first.message, trim(e.message)))) AS detail,
+                  AND NOT contains(d.first.message, e.message))) AS detail,
            list_sort(list_distinct(list_filter([d.first.event_id, ne.cond.event_id]
                || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
                             WHERE e.uid = d.uid AND e.reason = 'Evicted'), []),
@@ -139,7 +139,7 @@ o_admission AS (
     FROM ended d JOIN pod p USING (uid),
          -- the status message, else the kubelet's Event of the same reason (it outlives a
          -- status cut short)
-         LATERAL (SELECT coalesce(clean_message(d.first.message),
+         LATERAL (SELECT coalesce(d.first.message,
                                   (SELECT arg_max(e.message, e.last_at) FROM pod_events e
                                    WHERE e.uid = d.uid AND e.reason = d.first.reason),
                                   '(no message recorded)') AS said)

@@ -5,7 +5,7 @@ WITH e AS (
            coalesce(p.o.regarding, p.o.involvedObject) AS regarding,
            coalesce(p.o.eventTime, p.o.deprecatedFirstTimestamp, p.o.firstTimestamp) AS first_time
     FROM parsed p WHERE p.kind = 'Event')
-SELECT event_id, uid, o.reason, coalesce(o.note, o.message) AS message, o.type, o.action,
+SELECT event_id, uid, o.reason, clean_message(coalesce(o.note, o.message)) AS message, o.type, o.action,
        coalesce(nullif(o.reportingController, ''), o.source.component,
                 o.deprecatedSource.component) AS component,
        coalesce(nullif(o.reportingInstance, ''), o.source.host, o.deprecatedSource.host)

@@ -11,7 +11,7 @@ SELECT b.event_id, b.uid, p.o.status.phase AS phase, p.o.spec.nodeName AS node_n
                  IF v.persistentVolumeClaim IS NOT NULL], []) AS claim_names,
        p.o.spec.schedulerName AS scheduler_name,
        p.o.status.nominatedNodeName AS nominated_node,
-       p.o.status.reason AS status_reason, p.o.status.message AS status_message,
+       p.o.status.reason AS status_reason, clean_message(p.o.status.message) AS status_message,
        -- the manager of the oldest main-resource managedFields entry: who created the pod
        list_sort([{'time': m.time, 'manager': m.manager} FOR m IN p.o.metadata.managedFields
                   IF m.subresource IS NULL])[1].manager AS creator,
