@@ -354,6 +354,14 @@ def test_a_node_under_pressure_is_a_node_finding(loaded):
                                            "FROM node_pressure_at(data_end())") == [
         ("kubernetes-master", ["DiskPressure"], "2020-08-04 17:32:06",
          "DiskPressure=True since 2020-08-04T17:32:06Z (KubeletHasDiskPressure)")]
+    # still holding when the capture ends (its newest time, 2020-08-05T03:42:31Z): how long,
+    # a lower bound (no receive clock), from the condition's own lastTransitionTime
+    from replayer.analyses.explain import explain
+    [node] = explain(loaded["node-pressure-1"], "node/kubernetes-master")
+    assert [f.sentence for f in node.findings] == [
+        "DiskPressure=True since 2020-08-04T17:32:06Z, still at the end of the data, held at least 10h10m "
+        "(derived from its lastTransitionTime): KubeletHasDiskPressure; no EvictionThresholdMet Event "
+        "recorded; no pod evicted for it recorded."]
 
 
 def test_a_node_without_its_route_is_a_node_finding(loaded):
@@ -367,8 +375,10 @@ def test_a_node_without_its_route_is_a_node_finding(loaded):
     assert rows(con, "SELECT count(*) FROM problems") == [(0,)]
     from replayer.analyses.explain import explain
     [node] = explain(con, "node/unnamed-aws-node")
+    # held "at least 0s": the capture's newest time is the condition's own transition
     assert [(f.sentence, f.evidence) for f in node.findings] == [
-        ("NetworkUnavailable=True since 2017-01-23T16:32:44Z, still at the end of the data: NoRouteCreated: "
+        ("NetworkUnavailable=True since 2017-01-23T16:32:44Z, still at the end of the data, held at least 0s "
+         "(derived from its lastTransitionTime): NoRouteCreated: "
          "RouteController failed to create a route; no EvictionThresholdMet Event recorded; no pod evicted for "
          "it recorded.", [node.timeline[-1]["evidence_event_id"]])]  # the one record: its condition step
     # the route controller's reason: its advice is the cloud route, not a generic network plugin
@@ -440,8 +450,8 @@ def test_states_that_are_not_failures_are_explained_never_stuck(loaded):
     from replayer.analyses.explain import explain
     [node] = explain(loaded["node-memory-pressure-1"], "node/10.0.10.132")
     assert [(f.topic, f.sentence) for f in node.findings] == [
-        ("pressure", "MemoryPressure=True since 2022-01-20T03:54:21Z, still at the end of the data: "
-                     "KubeletHasInsufficientMemory: kubelet has insufficient memory available; no "
+        ("pressure", "MemoryPressure=True since 2022-01-20T03:54:21Z, still at the end of the data, "
+                     "held at least 0s (derived from its lastTransitionTime): KubeletHasInsufficientMemory: kubelet has insufficient memory available; no "
                      "EvictionThresholdMet Event recorded; no pod evicted for it recorded.")]
 
 

@@ -259,13 +259,16 @@ def _object_outcome(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
 def _pressure(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
     """A Node's pressure conditions, passed or holding: a condition the kubelet reclaims
     from by evicting, never a stuck object."""
-    return _found(_dicts(con, "SELECT * FROM node_pressure_of(?)", [uids]), _pressure_says)
+    rows = _dicts(con, "SELECT * FROM node_pressure_of(?)", [uids])
+    for r in rows:  # a condition still holding is judged at the end of its cluster's data
+        r["end"], r["clock_known"] = data_end(con, r["cluster"]), clock_known(con, r["cluster"])
+    return _found(rows, _pressure_says)
 
 
 def _pressure_says(r: dict[str, Any]) -> list[Finding]:
     held = (f"from {_time(r['since'])} to {_time(r['until'])} "
             f"({_seconds((r['until'] - r['since']).total_seconds())})" if r["until"] is not None
-            else f"since {_time(r['since'])}, still at the end of the data")
+            else f"since {_time(r['since'])}, still at the end of the data, {_held(r)}")
     said = f"{r['reason']}: {r['message']}" if r["message"] else r["reason"]
     reclaim = r["reclaim"]
     times = f" (×{reclaim['count']})" if reclaim and (reclaim["count"] or 1) > 1 else ""
@@ -275,6 +278,14 @@ def _pressure_says(r: dict[str, Any]) -> list[Finding]:
     return [Finding("pressure", f"{r['type']}=True {held}: {said}; {reclaimed}; "
                                 f"{f'evicted or refused for it: {evicted}' if evicted else 'no pod evicted for it recorded'}.",
                     r["evidence"], PRESSURE_REASON_ADVICE.get(r["reason"], PRESSURE_ADVICE.get(r["type"])))]
+
+
+def _held(r: dict[str, Any]) -> str:
+    """How long a condition still holding has held by the end of the data — a lower bound
+    where the data has no receive clock, derived where its start is the object's own
+    lastTransitionTime."""
+    lasted = f"{'' if r['clock_known'] else 'at least '}{_seconds((r['end'] - r['since']).total_seconds())}"
+    return f"held {lasted} (derived from its lastTransitionTime)" if r["since_derived"] else f"held {lasted}"
 
 
 def _drains(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:

@@ -5,7 +5,7 @@
 -- NetworkUnavailable) — what `ktrace explain node/NAME` tells, passed or still holding. A
 -- condition, not a stuck object: the kubelet reclaims by evicting, and the condition passes
 -- by itself once it has. One row per node, condition and lastTransitionTime: `since` (the
--- condition's lastTransitionTime, else its first receipt), `until` (the next version's
+-- condition's lastTransitionTime, else its first receipt; `since_derived` says which), `until` (the next version's
 -- lastTransitionTime where it is no longer True; NULL while it holds), `reason`, `message`,
 -- `reclaim` (the kubelet's EvictionThresholdMet "Attempting to reclaim <resource>" Event
 -- about the node — named, not uid'd — from 10 s before `since` (nodeStatusUpdateFrequency:
@@ -64,7 +64,8 @@ evictions AS (
           OR p.message LIKE '%[' || s.type || ']%')
      AND p.at >= s.since - INTERVAL 10 SECOND AND (s.until IS NULL OR p.at <= s.until)
     GROUP BY s.uid, s.type, s.last_transition)
-SELECT s.uid, s.name, s.type, s.since, s.until, s.reason, s.message, c.reclaim, v.evicted,
+SELECT s.uid, s.cluster, s.name, s.type, s.since, s.last_transition IS NOT NULL AS since_derived,
+       s.until, s.reason, s.message, c.reclaim, v.evicted,
        [x FOR x IN list_concat([s.raised_id, s.cleared_id, c.reclaim.event_id],
                                [e.event_id FOR e IN coalesce(v.evicted, [])]) IF x IS NOT NULL] AS evidence
 FROM ended s
