@@ -151,3 +151,16 @@ def test_explain_the_node_tells_its_pressure_and_the_kubelets_reclaim(db_file: s
     table = cli_stdout("explain", "node/real-node-0", "--db", db_file)
     assert "PIDPressure=True from 2026-12-07T20:40:19Z to 2026-12-07T20:40:55Z (36s)" in table
 
+
+def test_a_node_first_seen_in_a_list_was_created_by_its_registrar(recorded: duckdb.DuckDBPyConnection) -> None:
+    """Both nodes are first seen in the recorder's List, whose attribution names the latest
+    managedFields entry (kubectl-patch wrote real-node-0's status, kube-controller-manager
+    kwok-node-0's podCIDR); `created` names the creator — the kubelet that registered
+    real-node-0 (all its entries share one second), the capture's client for kwok-node-0."""
+    assert rows(recorded, "SELECT name, component FROM raw_events WHERE kind = 'Node' AND type = 'LISTED' "
+                          "ORDER BY name") == [("kwok-node-0", "kube-controller-manager"),
+                                               ("real-node-0", "kubectl-patch")]
+    for name, creator in (("real-node-0", "kubelet"), ("kwok-node-0", "Python-urllib")):
+        (node,) = explain(recorded, f"node/{name}")
+        assert [(s["step"], s["component"], s["derived"]) for s in node.timeline[:1]] == [
+            ("created", creator, True)], name

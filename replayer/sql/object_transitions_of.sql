@@ -1,4 +1,4 @@
--- model: macro(uids); depends: conditions, endpoints, k8s_events, namespaces, object_versions, owner_refs, raw_events, volumes, workloads
+-- model: macro(uids); depends: conditions, creators, endpoints, k8s_events, namespaces, object_versions, owner_refs, raw_events, volumes, workloads
 -- object_transitions_of(uids): the story of recorded objects other than Pods (workloads,
 -- Jobs, claims, volumes, Nodes, Namespaces…) — what `ktrace explain` prints for them, one
 -- row per step in the shape of pod_transitions: `created` (creationTimestamp), `condition`
@@ -26,14 +26,18 @@ firsts AS (
            arg_min(component, version_no) AS component,
            arg_min(seen_live, version_no) AS observed
     FROM v GROUP BY uid),
+-- by whom: the record's writer where it was seen created, else its managedFields' creator
+-- (a listed or imported record's attribution names its latest writer, not its creator)
 created AS (
-    SELECT uid, 'created' AS step, 1 AS rank, ev,
-           CASE WHEN observed THEN ev.received_at ELSE coalesce(created_at, ev.received_at) END
+    SELECT f.uid, 'created' AS step, 1 AS rank, f.ev,
+           CASE WHEN observed THEN f.ev.received_at ELSE coalesce(created_at, f.ev.received_at) END
                AS time,
-           component, CASE WHEN created_at IS NULL AND NOT observed
-                           THEN 'no creationTimestamp: first seen then' END AS detail,
+           CASE WHEN observed THEN f.component ELSE coalesce(c.creator, f.component) END
+               AS component,
+           CASE WHEN created_at IS NULL AND NOT observed
+                THEN 'no creationTimestamp: first seen then' END AS detail,
            NOT observed AS derived
-    FROM firsts),
+    FROM firsts f LEFT JOIN creators c ON c.event_id = f.ev.event_id),
 -- a condition's changes: the versions whose (status, reason) differ from the one before
 cond AS (
     SELECT v.uid, v.ev, v.version_no, v.seen_live, v.component, c.type, c.status, c.reason,
