@@ -24,8 +24,9 @@ STUCK = View("stuck", "a list with one row per stuck object, most telling first"
     C("name", "its name"),
     C("uid", "its uid", show="wide"),
     C("problem", "terminating, pending, not_ready, unknown, not_created, rollout_stalled, "
-                 "update_held, pods_missing, claim_pending, volume_missing, lost, released, "
-                 "failed, drain_blocked, no_ready_endpoints or node_not_ready", fit="whole",
+                 "update_held, pods_missing, claim_pending, volume_missing, volume_misbound, "
+                 "lost, released, failed, drain_blocked, no_ready_endpoints or node_not_ready",
+      fit="whole",
       drop=1),
     C("since", "when the problem began (RFC 3339)", show="wide"),
     C("stuck_for_s", "seconds stuck at the moment judged (a table prints ≥ before a lower "

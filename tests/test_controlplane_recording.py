@@ -300,6 +300,26 @@ def test_a_claim_whose_volume_was_deleted_before_the_pv_controller_marked_it_los
         (0,)]
 
 
+def test_a_claim_naming_a_volume_another_claim_holds(recorded: duckdb.DuckDBPyConnection) -> None:
+    """volumes/second names shared-pv, whose spec.claimRef is volumes/first: from its ADDED
+    (17:43:01.219) until the PV controller writes it Lost with ClaimMisbound (17:43:01.228)
+    it is a claim whose volume is bound to another — stuck, the volume's version the
+    evidence; after, pvc_lost (test_claims_lost_and_a_volume_no_plugin_can_delete)."""
+    between = datetime(2026, 12, 7, 17, 43, 1, 225000)
+    found = rows(recorded, "SELECT p.name, p.problem, p.since, p.top_cause, c.detail, "
+                           "  list(r.kind || ' ' || r.name || ' ' || r.type ORDER BY e.n) "
+                           "FROM problems_at(?) p, unnest(p.causes) u(c), "
+                           "  unnest(c.evidence) WITH ORDINALITY e(id, n) "
+                           "JOIN raw_events r ON r.event_id = e.id "
+                           "WHERE p.top_cause = 'volume_misbound' GROUP BY ALL", between)
+    assert found == [
+        ("second", "volume_misbound", datetime(2026, 12, 7, 17, 43, 1, 218990), "volume_misbound",
+         "phase Pending, its volume shared-pv is bound to claim volumes/first (its spec.claimRef)",
+         ["PersistentVolumeClaim second ADDED", "PersistentVolume shared-pv MODIFIED"])]
+    assert rows(recorded, "SELECT name, cause FROM object_findings_at(data_end()) "
+                          "WHERE name = 'second'") == [("second", "pvc_lost")]
+
+
 def test_a_refused_binding_and_a_claim_bound_to_no_volume(tmp_path: Path) -> None:
     """binding/: the scheduler's Bind is denied by the webhook (PodScheduled=False
     SchedulerError): its own failure, not the nodes'; a claim Bound to PV ghost-pv, which

@@ -148,7 +148,8 @@ PROBLEM_STATES = {"terminating": "Stuck Terminating", "pending": "Not running (P
                   "not_created": "Cannot create its pods",
                   "rollout_stalled": "Rollout stalled", "update_held": "Update held",
                   "pods_missing": "Pods missing", "claim_pending": "Claim not bound",
-                  "volume_missing": "Bound to a missing volume", "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
+                  "volume_missing": "Bound to a missing volume",
+                  "volume_misbound": "Its volume bound to another claim", "lost": "Lost", "failed": "Failed", "released": "Released, not deleted",
                   "drain_blocked": "Drain blocked", "no_ready_endpoints": "No ready endpoint",
                   "node_not_ready": "Not Ready"}
 #: what an operator does about a node's pressure condition (the kubelet evicts until it passes)

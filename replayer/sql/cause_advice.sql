@@ -40,6 +40,7 @@ VALUES
     ('provisioning_failed', 'read the provisioner''s message above; check the StorageClass parameters and the provisioner''s logs, or create a matching PersistentVolume'),
     ('external_provisioning', 'check that the provisioner named above is running and registered (its CSI controller pod and logs)'),
     ('waiting_for_consumer', 'nothing to do until a pod uses the claim; if one does and stays Pending, see the pod''s own cause'),
+    ('volume_misbound', 'one PersistentVolume binds one claim, the one its spec.claimRef names (above): give this claim a volume of its own — recreate it without spec.volumeName (or naming a free volume) and the pods with it; if this claim should have the data, delete the other claim first and, with reclaim policy Retain, clear the volume''s claimRef so it becomes Available (a claim restored from a backup with pv.kubernetes.io/bind-completed is what ClaimMisbound usually reports)'),
     ('volume_missing', 'restore a PersistentVolume of the name the claim gives (from a backup, its spec.claimRef naming this claim), or delete the claim and recreate it with the pods that use it; the PV controller, where it runs, marks such a claim Lost'),
     ('pvc_lost', 'the volume bound to the claim is gone: restore it from a backup, or delete and recreate the claim'),
     ('pv_released', 'Retain: reclaim it by hand (copy what is needed, then delete the volume, or clear spec.claimRef to make it Available again); Delete: check the provisioner''s logs for why it has not deleted the volume'),

@@ -40,6 +40,7 @@ VALUES
     ('external_provisioning', 60, 'the claim waits for an external provisioner (ExternalProvisioning) past the threshold', NULL, NULL),
     ('waiting_for_consumer', 15, 'the claim binds when a pod using it is scheduled (WaitForFirstConsumer, WaitForPodScheduled) — a state, not a failure', NULL, NULL),
     ('volume_missing', 94, 'the claim says Bound to a PersistentVolume that is not there (never recorded, or deleted): every pod using it is refused by the scheduler', NULL, NULL),
+    ('volume_misbound', 94, 'the claim names a PersistentVolume whose spec.claimRef names another claim: the PV controller marks it Lost (ClaimMisbound) or will not bind it (FailedBinding), and no pod using it can have the volume', NULL, NULL),
     ('pvc_lost', 94, 'the claim lost its volume (phase Lost, ClaimLost): the data on it is gone', NULL, NULL),
     ('pv_released', 12, 'the volume''s claim was deleted (phase Released): kept for an administrator with reclaim policy Retain; with Delete, not yet deleted by its provisioner', NULL, NULL),
     ('pv_failed', 89, 'the volume''s reclamation failed (phase Failed: VolumeFailedDelete, VolumeFailedRecycle)', NULL, NULL),

@@ -40,6 +40,10 @@
 --   volume_missing: a claim in phase Bound whose volume is not there at ts (never
 --     recorded, or deleted: when, with its record's attribution), where the recording watched PersistentVolumes,
 --     with the pods waiting on it (not running; each with its PodScheduled=False message);
+--   volume_misbound: a claim, Pending or Bound, whose volume's spec.claimRef names another
+--     claim (before the PV controller marks a bound one Lost with ClaimMisbound; or refused
+--     with FailedBinding "already bound to a different claim." for good), with that Event
+--     and the pods waiting on it;
 --   pvc_lost: a claim in phase Lost (ClaimLost), naming its volume; pv_released: a volume
 --     Released by its claim (reclaim policy Retain: an administrator must act — stuck only
 --     with policy Delete, past threshold_s: its deleter has not removed it); pv_failed: a
@@ -289,6 +293,23 @@ classes AS (
           AND received_at <= ts) r
     LEFT JOIN state_at(ts) l ON l.kind = 'StorageClass' AND l.cluster = r.cluster
     GROUP BY r.cluster),
+-- a claim, Pending or Bound, naming a volume whose spec.claimRef names another claim: the
+-- PV controller (pkg/controller/volume/persistentvolume/pv_controller.go) marks a bound one
+-- Lost with ClaimMisbound (syncBoundClaim) and refuses an unbound one with FailedBinding
+-- "volume %q already bound to a different claim." at every resync (syncUnboundClaim) —
+-- neither frees the volume; since the claim's first version naming it
+misbound_claims AS (
+    SELECT c.kind, c.namespace, c.name, c.uid, c.event_id, coalesce(c.phase, 'Pending') AS phase,
+           c.volume_name, v.claim_namespace || '/' || v.claim_name AS owner,
+           v.event_id AS volume_event_id,
+           (SELECT min(r.received_at) FROM raw_events r JOIN volumes x USING (event_id)
+            WHERE r.uid = c.uid AND r.received_at <= ts AND x.volume_name = c.volume_name)
+               AS named_at
+    FROM storage c JOIN storage v ON v.kind = 'PersistentVolume' AND v.cluster = c.cluster
+                                 AND v.name = c.volume_name
+    WHERE c.kind = 'PersistentVolumeClaim' AND coalesce(c.phase, 'Pending') IN ('Pending', 'Bound')
+      AND c.volume_name <> '' AND v.claim_name <> ''
+      AND (v.claim_namespace IS DISTINCT FROM c.namespace OR v.claim_name <> c.name)),
 pending_claims AS (
     SELECT s.kind, s.namespace, s.name, s.uid, c.e.reason AS reason, c.e.message AS message,
            c.e.first_at AS first_at, c.e.count AS count, c.e.ids AS ids, s.event_id,
@@ -303,7 +324,8 @@ pending_claims AS (
            k.names AS classes
     FROM storage s JOIN claim_events c USING (uid)
     LEFT JOIN classes k ON k.cluster = s.cluster
-    WHERE s.kind = 'PersistentVolumeClaim' AND coalesce(s.phase, 'Pending') = 'Pending'),
+    WHERE s.kind = 'PersistentVolumeClaim' AND coalesce(s.phase, 'Pending') = 'Pending'
+      AND s.uid NOT IN (SELECT uid FROM misbound_claims)),
 claim_findings AS (
     SELECT kind, namespace, name, uid,
            CASE WHEN reason IN ('WaitForFirstConsumer', 'WaitForPodScheduled')
@@ -346,14 +368,16 @@ unbacked_claims AS (
                   AND r.cluster = s.cluster AND r.received_at <= ts)
       AND NOT EXISTS (SELECT 1 FROM storage v WHERE v.kind = 'PersistentVolume'
                       AND v.cluster = s.cluster AND v.name = s.volume_name)),
--- the pods at ts that use such a claim and do not run, with the scheduler's word on each
+-- the pods at ts that use such a claim (or a misbound one) and do not run, with the
+-- scheduler's word on each
 claim_waiters AS (
     SELECT c.uid, list(p.name || ' (' || coalesce(k.phase, 'phase unknown')
                        || coalesce(', ' || sc.reason || coalesce(': ' || sc.message, ''), '')
                        || ')' ORDER BY p.name) AS pods,
            list(p.event_id ORDER BY p.name) AS ids
-    FROM unbacked_claims c JOIN state_at(ts) p
-      ON p.kind = 'Pod' AND p.namespace = c.namespace
+    FROM (SELECT uid, namespace, name FROM unbacked_claims
+          UNION ALL SELECT uid, namespace, name FROM misbound_claims) c
+    JOIN state_at(ts) p ON p.kind = 'Pod' AND p.namespace = c.namespace
     JOIN pods k ON k.event_id = p.event_id AND list_contains(k.claim_names, c.name)
     LEFT JOIN conditions sc ON sc.event_id = p.event_id AND sc.type = 'PodScheduled'
          AND sc.status = 'False'
@@ -374,6 +398,23 @@ volume_missing AS (
                || coalesce(w.ids, []) AS evidence,
            c.event_id, true AS stuck
     FROM unbacked_claims c LEFT JOIN claim_waiters w USING (uid)),
+volume_misbound AS (
+    SELECT c.kind, c.namespace, c.name, c.uid, 'volume_misbound' AS state,
+           'volume_misbound' AS cause, least(c.named_at, e.e.first_at) AS since,
+           concat_ws(' — ', 'phase ' || c.phase || ', its volume ' || c.volume_name
+                            || ' is bound to claim ' || c.owner || ' (its spec.claimRef)',
+                     e.e.reason || CASE WHEN e.e.count > 1 THEN ' ×' || e.e.count ELSE '' END
+                         || ': ' || e.e.message,
+                     'pods waiting on it: ' || array_to_string(w.pods, '; ')) AS detail,
+           [c.event_id, c.volume_event_id] || coalesce(e.e.ids, []) || coalesce(w.ids, [])
+               AS evidence,
+           c.event_id, true AS stuck
+    FROM misbound_claims c
+    LEFT JOIN (SELECT uid, arg_max(e, e.last_at) AS e FROM object_events e
+               WHERE e.reason = 'ClaimMisbound'
+                  OR (e.reason = 'FailedBinding' AND e.message LIKE '%already bound to a different claim%')
+               GROUP BY uid) e USING (uid)
+    LEFT JOIN claim_waiters w USING (uid)),
 phases AS (
     SELECT s.kind, s.namespace, s.name, s.uid,
            CASE s.phase WHEN 'Lost' THEN 'lost' WHEN 'Released' THEN 'released'
@@ -403,6 +444,7 @@ phases AS (
 SELECT * FROM not_created UNION ALL SELECT * FROM stalled UNION ALL SELECT * FROM job_end
 UNION ALL SELECT * FROM suspended UNION ALL SELECT * FROM held
 UNION ALL SELECT * FROM missing UNION ALL SELECT * FROM claim_findings
-UNION ALL SELECT * FROM volume_missing UNION ALL SELECT * FROM phases
+UNION ALL SELECT * FROM volume_missing UNION ALL SELECT * FROM volume_misbound
+UNION ALL SELECT * FROM phases
 UNION ALL SELECT * FROM service_findings_at(ts, threshold_s := threshold_s)
 UNION ALL SELECT * FROM node_findings_at(ts, threshold_s := threshold_s)
