@@ -495,7 +495,8 @@ def test_a_volume_still_attached_to_a_pod_that_does_not_stop(tmp_path: Path) -> 
             (ATTACHMENT, "kubectl-patch", "disk-pv", "kwok-node-0", True)]
         assert rows(con, "SELECT reason, message, component FROM k8s_events WHERE regarding_name = 'db' "
                          "AND reason <> 'Scheduled'") == [
-            ("SuccessfulAttachVolume", 'AttachVolume.Attach succeeded for volume "disk-pv" ',
+            # the controller's message ends with a space: held trimmed (clean_message)
+            ("SuccessfulAttachVolume", 'AttachVolume.Attach succeeded for volume "disk-pv"',
              "attachdetach-controller")]
         (story,) = explain(con, "pod/db", namespace="attached")
     finally:
