@@ -647,7 +647,7 @@ def test_a_capture_without_any_time_says_when_is_unknown(loaded):
                             "7068438528")
     [story] = explain(loaded["create-container-error-1"], "unnamed-image-registry-pod")
     [stuck_finding] = [f.sentence for f in story.findings if f.topic == "stuck"]
-    assert stuck_finding.startswith("Stuck (since when: unknown — no record of it carries a time; ")
+    assert stuck_finding.startswith("Not running (its status not recorded) (since when: unknown — no record of it carries a time; ")
     [story] = explain(loaded["evicted-3"], "maintenancepage-765549c948-p76fh")  # a time of its own
     assert [f.sentence for f in story.findings if f.topic == "outcome"][0].startswith(
         "Evicted at 2024-01-22T16:57:07Z: ")
