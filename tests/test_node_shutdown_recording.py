@@ -97,10 +97,18 @@ def test_explain_a_pod_names_the_node_shutdown_with_its_message_and_evidence(db_
     assert "exited cleanly" not in table and STOPPED in table
 
 
-def test_a_pod_bound_to_the_node_while_it_shuts_down_is_refused(recorded: duckdb.DuckDBPyConnection) -> None:
+def test_a_pod_bound_to_the_node_while_it_shuts_down_is_refused(
+        recorded: duckdb.DuckDBPyConnection, db_file: str) -> None:
+    """The refusal has its own sub-reason: not admission's "let the scheduler place it" but
+    the node going down, and what becomes of a controller's pod and a bare one."""
     assert outcomes(recorded)["latecomer"] == (
-        "admission", "NodeShutdown: Pod was rejected: Pod was rejected as the node is shutting down. "
-                     "(on node real-node-0)")
+        "admission", "node_shutdown — NodeShutdown: Pod was rejected: Pod was rejected as the node is shutting "
+                     "down. (on node real-node-0)")
+    (said,) = json.loads(cli_stdout("explain", "pod/latecomer", "-n", "shutdown", "--db", db_file, "-o", "json"))
+    (outcome,) = [f for f in said["findings"] if f["topic"] == "outcome"]
+    assert outcome["advice"].startswith("the kubelet refuses every pod while its node shuts down")
+    assert "a bare pod stays Failed and must be created again" in outcome["advice"]
+    assert "let the scheduler place it" not in outcome["advice"]
 
 
 def test_stuck_names_the_shutting_down_node(recorded: duckdb.DuckDBPyConnection, db_file: str) -> None:

@@ -297,7 +297,7 @@ OUTCOMES: dict[str, list[tuple]] = {
     # GKE 1.21 (capactio/capact#679): the kubelet refused a pod while its node shut down,
     # and stopped another for the shutdown (status Terminated, no DisruptionTarget before 1.26)
     "node-shutdown-gke-1": [("outcome", "unnamed-capact-pod-rejected", "admission",
-                             "NodeShutdown: Pod was rejected as the node is shutting down.", [1]),
+                             "node_shutdown — NodeShutdown: Pod was rejected as the node is shutting down.", [1]),
                             ("outcome", "unnamed-capact-pod-terminated", "node_shutdown",
                              "Terminated: Pod was terminated in response to imminent node shutdown. "
                              "— its node shutting down: its Shutdown Event not recorded", [2])],

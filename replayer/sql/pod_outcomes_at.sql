@@ -1,4 +1,4 @@
--- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
+-- model: macro(ts); depends: admission_reason, cause_scores, conditions, container_line, containers, disruption_budgets, event_line, eviction_resource, eviction_by_limit, k8s_events, kubelet_admission_reasons, kubelet_termination, node_shutdowns_at, nodes, pods, raw_events, resource_pressure, session_topics
 -- pod_outcomes_at(ts): how pods ended, for the causes that end a pod rather than hold it —
 -- a terminal outcome, never "stuck" (not_running_at skips finished pods). One row per pod
 -- and cause, in problems_at's shape (`problem` is the cause):
@@ -8,8 +8,9 @@
 --              when the pod exceeded a limit of its own (eviction_by_limit), not a shortage
 --              of the node;
 --   admission  the kubelet rejected it (phase Failed, status.reason a kubelet admission
---              reason: kubelet_admission_reasons, OutOf<resource>); `device_plugin — `
---              before an UnexpectedAdmissionError the device manager's allocation wrote;
+--              reason: kubelet_admission_reasons, OutOf<resource>); sub-reason the
+--              reason's own where its advice differs (node_shutdown), `device_plugin`
+--              for an UnexpectedAdmissionError the device manager's allocation wrote;
 --   evicted    (eviction_api) evicted through the Eviction API (DisruptionTarget
 --              EvictionByEvictionAPI, "Eviction API: evicting": a drain, an autoscaler),
 --              with the budget version that counted it (the pod in its disruptedPods) and
@@ -128,11 +129,12 @@ o_admission AS (
            -- a resource manager's allocation failure about devices is the device manager's
            -- (pkg/kubelet/cm/admission/errors.go "Allocate failed due to %v, which is
            -- unexpected", its errors from cm/devicemanager/manager.go): the device plugin's
-           CASE WHEN d.first.reason = 'UnexpectedAdmissionError'
-                     AND regexp_matches(said, 'Allocate failed due to .*(device|endpoint not found)', 'i')
-                THEN 'device_plugin — ' ELSE '' END
-           || d.first.reason || ': ' || said
-           || coalesce(' (on node ' || p.node || ')', '') AS detail,
+           concat_ws(' — ',
+               CASE WHEN d.first.reason = 'UnexpectedAdmissionError'
+                         AND regexp_matches(said, 'Allocate failed due to .*(device|endpoint not found)', 'i')
+                    THEN 'device_plugin'
+                    ELSE (SELECT k.sub FROM kubelet_admission_reasons k WHERE k.reason = d.first.reason) END,
+               d.first.reason || ': ' || said || coalesce(' (on node ' || p.node || ')', '')) AS detail,
            list_sort(list_distinct([d.first.event_id]
                || coalesce((SELECT flatten(list(e.ids)) FROM pod_events e
                             WHERE e.uid = d.uid AND e.reason = d.first.reason), []))) AS evidence
