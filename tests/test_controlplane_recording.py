@@ -464,6 +464,9 @@ def test_a_group_version_that_does_not_parse_stops_every_namespace_deletion(tmp_
     finally:
         con.close()
     (finding,) = story.findings
+    # a Namespace's deletion has no grace period (only a Pod's does): none is named
+    assert [(s["step"], s["component"], s["detail"]) for s in story.timeline
+            if s["step"] == "deletion_requested"] == [("deletion_requested", "kube-apiserver", "no grace period")]
     assert finding.sentence == (f"Stuck Terminating for 1m16s (since 2026-12-07T23:57:51Z): namespace_content — "
                                 f"group_version — {UNPARSED}; 1 recorded objects remain")
     assert finding.evidence == ["ns:4e399949:14"]
@@ -471,6 +474,7 @@ def test_a_group_version_that_does_not_parse_stops_every_namespace_deletion(tmp_
     (said,) = json.loads(run("explain", "ns/blocked", "--db", db_file, "-o", "json"))
     assert [(f["sentence"], f["evidence"]) for f in said["findings"]] == [(finding.sentence, ["ns:4e399949:14"])]
     table = run("explain", "ns/blocked", "--db", db_file)
+    assert "no grace period" in table and "grace 0s" not in table
     assert ("NamespaceDeletionGroupVersionParsingFailure=True GroupVersionParsingFailed: unexpected GroupVersion "
             "string: widgets.ktrace.test/v1/v1") in table
     listed = json.loads(run("stuck", "--db", db_file, "-o", "json"))

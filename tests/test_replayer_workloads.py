@@ -211,7 +211,7 @@ def test_explain_a_volume_and_a_terminating_namespace(edge):
     [ns] = explain(edge, "ns/doomed")
     steps = [(s["step"], s["detail"]) for s in ns.timeline]
     assert steps[:4] == [("created", None), ("phase", "Active"), ("phase", "Terminating"),
-                         ("deletion_requested", "grace 0s")]
+                         ("deletion_requested", "no grace period")]
     assert [f.topic for f in ns.findings] == ["stuck"]
     [node] = explain(edge, "node/kwok-node-2")
     # listed when the recording started: its creation and first conditions are derived

@@ -8,7 +8,8 @@
 -- message, how often and until when), `endpoints` (a Service's: each EndpointSlice version
 -- that changes which pods are ready, naming them),
 -- `deletion_requested`
--- (deletionTimestamp − grace), `deleted`. A step's time is the receive time of the record
+-- (deletionTimestamp: no grace period — only a Pod's deletion has one, the generic store's
+-- 0 on other kinds means none), `deleted`. A step's time is the receive time of the record
 -- that shows it when the recorder saw it happen; else — a record from a list, an import
 -- whose times are taken from the objects, a state already true at the first sighting —
 -- the object's own timestamp (creationTimestamp, the condition's lastTransitionTime, the
@@ -172,11 +173,10 @@ endpoint_steps AS (
        OR type IN ('DELETED', 'INFERRED_DELETED')),
 deletion AS (
     SELECT uid, 'deletion_requested' AS step, 6 AS rank, arg_min(ev, version_no) AS ev,
-           arg_min(deletion_at - to_seconds(coalesce(deletion_grace_s, 0)), version_no)
-               AS server_at,
+           arg_min(deletion_at, version_no) AS server_at,
            arg_min(seen_live, version_no) AS seen_live,
            'kube-apiserver' AS component,
-           'grace ' || coalesce(arg_min(deletion_grace_s, version_no), 0) || 's'
+           'no grace period'
                || coalesce('; finalizers ' || nullif(array_to_string(
                       arg_min(finalizers, version_no), ', '), ''), '') AS detail
     FROM v WHERE deletion_at IS NOT NULL GROUP BY uid),
