@@ -5,7 +5,6 @@ it — held equal to the SQL's cause vocabulary, to the tests, and to the Kubern
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,14 +12,11 @@ from pathlib import Path
 import pytest
 
 from replayer import db, projections
+from tests.k8s_source import MODCACHE, source_file
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "causes.md"
 HEADER = "| Reason | Source | Meaning | ktrace cause | Test |"
-K8S_VERSION = "v1.37.2"
-#: the Go module cache compose/k8s/build.sh fills (CI builds it before the tests run)
-MODCACHE = Path(os.environ.get("GOMODCACHE") or Path(
-    os.environ.get("KTRACE_CACHE", Path.home() / ".cache" / "ktrace")) / "go" / "pkg" / "mod")
 #: Source cells that are not a file of kubernetes/kubernetes
 NOT_A_FILE = {"runtime", "ktrace"}
 TEST_REF = re.compile(r"tests/(test_\w+\.py)::(\w+)")
@@ -129,15 +125,6 @@ def test_every_named_test_exists(rows: list[Row]):
     assert missing == set()
     untested = [f"{r.reason} ({r.causes[0]})" for r in rows if r.untested]
     print(f"\n{len(untested)} handled rows no test shows yet: " + ", ".join(untested))
-
-
-def source_file(source: str) -> Path:
-    """A kubernetes/kubernetes path at K8S_VERSION in the module cache: the staging
-    modules are published as k8s.io/NAME@v0.MINOR.PATCH."""
-    staging = re.fullmatch(r"staging/src/k8s\.io/([a-z-]+)/(.*)", source)
-    if staging:
-        return MODCACHE / "k8s.io" / f"{staging[1]}@v0{K8S_VERSION[2:]}" / staging[2]
-    return MODCACHE / "k8s.io" / f"kubernetes@{K8S_VERSION}" / source
 
 
 #: Go's comments and string literals, in the order a lexer meets them (a quote inside a

@@ -5,6 +5,7 @@ holding that recording alone would."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ from ktrace.cli import cli
 from ktrace.commands.replay import demo_recording
 from recorder.kube.catalogue import parse_kinds
 from schemas.kinds import KINDS, ObjectRef, UnknownKind, kind_name
+from tests.k8s_source import source_file
 
 PUBLIC = ["tests/data/public/terminating-finalizer-1.json", "tests/data/public/crash-loop-1.json",
           "tests/data/public/unschedulable-cpu-1.json"]
@@ -55,6 +57,29 @@ def test_every_kubectl_spelling_names_its_kind(spelling: str, kind: str):
 def test_no_spelling_names_two_kinds():
     names = [n for k in KINDS for n in k.names]
     assert len(names) == len(set(names))
+
+
+#: kinds whose API server registry package is not named after the kind
+REGISTRY_PACKAGE = {"Endpoints": "endpoint"}
+SHORT_NAMES = re.compile(r"ShortNames\(\) \[\]string \{\s*return \[\]string\{([^}]*)\}")
+
+
+def test_short_names_are_the_api_servers():
+    """The short names are exactly those the API server declares (each registry's
+    ShortNames()): an evidence id's prefix is the first of them, else the resource
+    (replayer/analyses/record_ids.py), so a kind without one — Job, Lease, EndpointSlice,
+    VolumeAttachment — keeps `jobs:`, `volumeattachments:`, as kubectl has nothing shorter."""
+    registry = source_file("pkg/registry")
+    if not registry.is_dir():
+        pytest.skip(f"no Kubernetes source at {registry}: compose/k8s/build.sh fills the Go module cache")
+    declared = {}
+    for k in KINDS:
+        (package,) = registry.glob(f"*/{REGISTRY_PACKAGE.get(k.kind, k.kind.lower())}")
+        lists = [m for f in sorted(package.rglob("*.go")) if not f.name.endswith("_test.go")
+                 for m in SHORT_NAMES.findall(f.read_text(encoding="utf-8"))]
+        declared[k.kind] = tuple(re.findall(r'"([^"]+)"', lists[0])) if lists else ()
+    assert declared == {k.kind: k.short for k in KINDS}
+    assert {k.kind for k in KINDS if not k.short} >= {"Job", "Lease", "EndpointSlice", "VolumeAttachment"}
 
 
 def test_a_bare_name_is_a_pod_and_a_bad_kind_one_error():

@@ -515,3 +515,8 @@ def test_a_volume_still_attached_to_a_pod_that_does_not_stop(tmp_path: Path) -> 
     assert [(f.sentence, f.evidence) for f in story.findings[:2]] == [
         (f"{since}: {cause} — {detail}", evidence) for cause, _, detail, evidence in causes]
     assert story.findings[1].advice == "check the CSI driver / attacher for the VolumeAttachment named above"
+    # a kind kubectl has no short name for keeps its resource as the id's prefix (as jobs:,
+    # leases:); `ktrace evidence` takes it, and the singular too
+    for cited in ("volumeattachments:7f52bbe9:3", "volumeattachment:7f52bbe9:3"):
+        record = json.loads(run("evidence", cited, "--db", db_file, "-o", "json"))
+        assert (record["kind"], record["name"], record["type"]) == ("VolumeAttachment", ATTACHMENT, "MODIFIED")

@@ -141,7 +141,9 @@ def evidence(evidence_id: str, full: bool, kafka, con, output: str) -> None:
     """The record behind an evidence id printed by another command (po:3f2a9c1d:42: the
     same in every database loaded from the recording), or an event_id from `ktrace query`:
     what it is, where it came from (topic/partition/offset), and the facts it holds. -o json
-    includes the stored object.
+    includes the stored object. An id opens with its kind's kubectl short name (po, pvc,
+    ns…), or its resource where kubectl has none (jobs, leases, volumeattachments); any
+    kubectl spelling of the kind is taken.
 
     Examples:
 

@@ -1,5 +1,6 @@
-"""Evidence ids that outlive the database: a record's id is its resource (kubectl's short
-name where it has one), a tag of its recorder session (8 hex digits of md5(cluster/session))
+"""Evidence ids that outlive the database: a record's id is its kind's kubectl short
+name (schemas/kinds.py, the API server's own), else its resource where kubectl has none
+(``jobs``, ``leases``, ``volumeattachments``), a tag of its recorder session (8 hex digits of md5(cluster/session))
 and its sequence number in that session's topic — ``po:3f2a9c1d:42``. The recorder numbers each session's records per
 topic without gaps, so the id is the same in every database loaded from the recording,
 whatever the load order, the window (``incident --since``) or a ``--rebuild``; a kubectl
