@@ -1,6 +1,6 @@
 """Record the benchmark's seed workload from the real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python -m bench.capture   # rewrites bench/data/shop.watch.jsonl.gz
+    .venv/bin/python -m bench.capture   # rewrites bench/data/shop.watch.jsonl.gz
 
 Starts a control plane (kwok, "race" stages), opens a raw watch per kind from the list's
 resourceVersion, and writes every watch line exactly as the API server sent it, in arrival

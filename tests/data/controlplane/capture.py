@@ -1,7 +1,7 @@
 """Record what the control plane alone writes (issue 25's catalogue rows that need no
 kubelet) with ``ktrace record`` on the tests' real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python tests/data/controlplane/capture.py OUT_DIR [recycle|binding]
+    .venv/bin/python tests/data/controlplane/capture.py OUT_DIR [recycle|binding]
 
 kube-apiserver, kube-controller-manager and kube-scheduler are the real ones; kwok stands in
 for the kubelets of kwok-node-0..2 (all in zone ``zone-a``); node ``silent-node`` has no

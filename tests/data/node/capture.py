@@ -1,6 +1,6 @@
 """Record the real node's scenarios (tests/node_workloads.py) with ``ktrace record``.
 
-    python tests/data/node/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/capture.py OUT_DIR
 
 Starts a control plane with one kwok node and the real node (kubelet + containerd + runc,
 tests/infra/node.py), runs ``ktrace record`` into OUT_DIR/recording, and plays, each in a

@@ -1,7 +1,7 @@
 """Record the raw API streams the recorder's unit tests replay, from the real control plane.
 
-    python -m tests.data.recorder.capture            # starts a LocalControlPlane
-    python -m tests.data.recorder.capture KUBECONFIG # or uses a running cluster (no 410 capture)
+    .venv/bin/python tests/data/recorder/capture.py            # starts a LocalControlPlane
+    .venv/bin/python tests/data/recorder/capture.py KUBECONFIG # or uses a running cluster (no 410 capture)
 
 Writes, beside this file: ``deployment/<resource>.list.json`` (the LIST before the scenario)
 ``deployment/<resource>.watch.jsonl`` (every watch line as the server sent it) while a
@@ -20,10 +20,12 @@ from pathlib import Path
 
 import orjson
 
-from recorder.kube.catalogue import Target
-from recorder.kube.client import ApiClient, ApiError, WatchStream
-from recorder.kube.config import load_config
-from tests.infra.k8s import Cluster, LocalControlPlane, external_cluster
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
+from recorder.kube.catalogue import Target  # noqa: E402
+from recorder.kube.client import ApiClient, ApiError, WatchStream  # noqa: E402
+from recorder.kube.config import load_config  # noqa: E402
+from tests.infra.k8s import Cluster, LocalControlPlane, external_cluster  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "capture"

@@ -1,6 +1,6 @@
 """Record the replayer's test scenarios on the real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python tests/data/replayer/capture.py OUT_DIR
+    .venv/bin/python tests/data/replayer/capture.py OUT_DIR
 
 Starts a control plane (kwok "race" stages: containers stop as soon as a pod is deleted,
 unless the pod's annotation asks for a delay), then, while ``kubectl get … --watch

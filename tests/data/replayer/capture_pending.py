@@ -1,6 +1,6 @@
 """Record issue 8's recordings on the real control plane (tests/infra/k8s.py).
 
-    ~/.cache/ktrace/venv/bin/python tests/data/replayer/capture_pending.py OUT_DIR [NAME ...]
+    .venv/bin/python tests/data/replayer/capture_pending.py OUT_DIR [NAME ...]
 
 Each NAME (default: all) runs on a control plane of its own (3 kwok nodes, stage set
 "kubelet": kwok stands in for the kubelets, with compose/k8s/stages/kubelet-*.yaml writing

@@ -1,6 +1,6 @@
 """Record a block volume the real node's kubelet cannot map, with ``ktrace record``.
 
-    python tests/data/node/block/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/block/capture.py OUT_DIR
 
 Starts a control plane with one kwok node and the real node (tests/data/node/capture.py
 recorded_node), runs ``ktrace record`` (default kinds) into OUT_DIR/recording and plays, in

@@ -1,7 +1,7 @@
 """Record the kubelet's own verdicts on the real node with ``ktrace record``: the causes of
 docs/causes.md that only a node produces.
 
-    python tests/data/node/catalogue/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/catalogue/capture.py OUT_DIR
 
 Starts a control plane with one kwok node and the real node (tests/data/node/capture.py
 recorded_node), runs ``ktrace record`` (default kinds) into OUT_DIR/recording and plays

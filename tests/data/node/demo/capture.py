@@ -1,6 +1,6 @@
 """Record the demo's stories on the real node, with ``ktrace record``.
 
-    python tests/data/node/demo/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/demo/capture.py OUT_DIR
 
 The stories of tests/data/replayer/capture.py (the kwok test data), played where a real
 kubelet, containerd and runc run the containers (tests/data/node/capture.py node_plane:

@@ -1,7 +1,7 @@
 """Record a graceful drain of the real node, blocked then allowed by a PodDisruptionBudget
 (tests/node_workloads.py ``drain_blocked_then_allowed``), with ``ktrace record``.
 
-    python tests/data/node/drain/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/drain/capture.py OUT_DIR
 
 Starts a control plane with one kwok node and the real node (tests/data/node/capture.py
 recorded_node), runs ``ktrace record`` (its default kinds: PodDisruptionBudgets and Nodes

@@ -1,7 +1,7 @@
 """Record the kubelet's verdicts that need a kubelet configured for them, on the real node,
 with ``ktrace record``: the causes of docs/causes.md the catalogue capture's node cannot give.
 
-    python tests/data/node/pressure/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/pressure/capture.py OUT_DIR
 
 The real node's kubelet runs with ``maxPods: 3``, a ``pid.available`` hard eviction threshold
 PID_MARGIN tasks below what the machine has free when the node starts, a 30 s

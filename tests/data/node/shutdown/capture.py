@@ -1,7 +1,7 @@
 """Record the real kubelet's graceful node shutdown and a pod-level memory eviction, on the
 real node, with ``ktrace record``.
 
-    python tests/data/node/shutdown/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/shutdown/capture.py OUT_DIR
 
 The real node's kubelet runs with ``shutdownGracePeriod: 12s`` of which
 ``shutdownGracePeriodCriticalPods: 4s`` (its node shutdown manager then talks to the logind

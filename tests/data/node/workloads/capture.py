@@ -1,7 +1,7 @@
 """Record workloads that wait on pods (tests/node_workloads.py) on the real node with
 ``ktrace record``.
 
-    python tests/data/node/workloads/capture.py OUT_DIR
+    .venv/bin/python tests/data/node/workloads/capture.py OUT_DIR
 
 Starts a control plane with one kwok node and the real node (tests/data/node/capture.py
 recorded_node), runs ``ktrace record`` (default kinds) into OUT_DIR/recording and plays, each
