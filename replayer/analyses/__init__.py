@@ -32,7 +32,7 @@ def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) 
     """The columns and rows of ``sql``, evidence ids as record ids (analyses.record_ids)."""
     cursor = con.execute(sql, list(params))
     columns = [d[0] for d in cursor.description]
-    return columns, public_ids(con, columns, cursor.fetchall())
+    return columns, public_ids(con, cursor.description, cursor.fetchall())
 
 
 @contextlib.contextmanager

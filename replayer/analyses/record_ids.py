@@ -83,67 +83,81 @@ def _replace(value: Any, under_key: bool, ids: dict) -> Any:
     return value
 
 
-def _id_columns(columns: Sequence[str], rows: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
-    """(index, shape) of the columns that can hold event ids: an evidence column of ids
-    (``id``), of lists of ids (``ids``) or of anything else (``under``), or a nested column
-    (``nested``: a struct may have an evidence key). A column's values share one type, so
-    its first value says. Visiting only these, the flat ones without recursion, keeps a
-    large answer's cost in DuckDB."""
-    found = []
-    for i, name in enumerate(columns):
-        first = next((r[i] for r in rows if r[i] is not None), None)
-        if name in EVIDENCE_KEYS and _is_id(first, int):
-            found.append((i, "id"))
-        elif name in EVIDENCE_KEYS and isinstance(first, list) and _ids_only(rows, i):
-            found.append((i, "ids"))
-        elif name in EVIDENCE_KEYS:
-            found.append((i, "under"))
-        elif isinstance(first, (dict, list, tuple)):
-            found.append((i, "nested"))
-    return found
+#: DuckDB's integer types (an event id is a BIGINT)
+_INTEGERS = frozenset({"tinyint", "smallint", "integer", "bigint", "hugeint", "utinyint",
+                       "usmallint", "uinteger", "ubigint", "uhugeint"})
+#: where a value holds event ids: ``ID`` (it is one), ``("list", plan)`` (in its items),
+#: ``("struct", ((field, plan), …))`` (in those fields), ``("any", under_key)`` (a type
+#: without a walk of its own, walked as any value); None: nowhere
+Plan = Any
+ID = "id"
 
 
-def _ids_only(rows: list[tuple[Any, ...]], i: int) -> bool:
-    """Whether column ``i`` (lists) holds lists of ids: its first element says."""
-    first = next((x for r in rows for x in (r[i] or ()) if x is not None), None)
-    return first is None or _is_id(first, int)
+def _plan(sql_type: Any, under_key: bool) -> Plan:
+    """Where a value of ``sql_type`` (a result column's DuckDB type) holds event ids. The
+    type says it once for the column, so a large answer's values are walked only along
+    those paths (a stuck answer's causes: each one's evidence, not its detail text)."""
+    kind = sql_type.id
+    if kind in _INTEGERS:
+        return ID if under_key else None
+    if kind in ("list", "array"):
+        inner = _plan(sql_type.child, under_key)
+        return None if inner is None else ("list", inner)
+    if kind == "struct":
+        fields = tuple((name, plan) for name, field_type in sql_type.children
+                       if (plan := _plan(field_type, under_key or name in EVIDENCE_KEYS)))
+        return ("struct", fields) if fields else None
+    if kind in ("map", "union"):
+        return ("any", under_key)
+    return None  # text, times, other numbers: no ids
 
 
-def _collect_column(rows: list[tuple[Any, ...]], i: int, shape: str, found: set) -> None:
-    if shape == "id":
-        found.update(r[i] for r in rows)
-    elif shape == "ids":
-        for r in rows:
-            found.update(r[i] or ())
+def _collect_planned(value: Any, plan: Plan, found: set) -> None:
+    if value is None:
+        return
+    if plan == ID:
+        found.add(value)
+    elif plan[0] == "list":
+        for item in value:
+            _collect_planned(item, plan[1], found)
+    elif plan[0] == "struct":
+        for name, inner in plan[1]:
+            _collect_planned(value[name], inner, found)
     else:
-        for r in rows:
-            _collect(r[i], shape == "under", found)
-    found.discard(None)
+        _collect(value, plan[1], found)
 
 
-def _replace_value(value: Any, shape: str, ids: dict) -> Any:
-    if shape == "id":
+def _replace_planned(value: Any, plan: Plan, ids: dict) -> Any:
+    if value is None:
+        return None
+    if plan == ID:
         return ids.get(value, value)
-    if shape == "ids":
-        return None if value is None else [ids.get(x, x) for x in value]
-    return _replace(value, shape == "under", ids)
+    if plan[0] == "list":
+        return [_replace_planned(item, plan[1], ids) for item in value]
+    if plan[0] == "struct":
+        return {**value, **{name: _replace_planned(value[name], inner, ids)
+                            for name, inner in plan[1]}}
+    return _replace(value, plan[1], ids)
 
 
-def public_ids(con: duckdb.DuckDBPyConnection, columns: Sequence[str],
+def public_ids(con: duckdb.DuckDBPyConnection, description: Sequence[tuple[Any, ...]],
                rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """``rows`` with every event id under an evidence column or key as its record id."""
-    visit = _id_columns(columns, rows)
+    """``rows`` with every event id under an evidence column or key as its record id;
+    ``description``: their cursor's (each column's name and DuckDB type)."""
+    visit = [(i, plan) for i, (name, sql_type, *_) in enumerate(description)
+             if (plan := _plan(sql_type, name in EVIDENCE_KEYS))]
     found: set[int] = set()
-    for i, shape in visit:
-        _collect_column(rows, i, shape, found)
+    for i, plan in visit:
+        for row in rows:
+            _collect_planned(row[i], plan, found)
     if not found:
         return rows
     ids = record_ids(con, found)
     out = []
     for row in rows:
         values = list(row)
-        for i, shape in visit:
-            values[i] = _replace_value(values[i], shape, ids)
+        for i, plan in visit:
+            values[i] = _replace_planned(values[i], plan, ids)
         out.append(tuple(values))
     return out
 
