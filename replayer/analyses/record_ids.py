@@ -91,6 +91,8 @@ _INTEGERS = frozenset({"tinyint", "smallint", "integer", "bigint", "hugeint", "u
 #: without a walk of its own, walked as any value); None: nowhere
 Plan = Any
 ID = "id"
+#: a list of ids (races' evidence): replaced in one comprehension, not one call per id
+IDS = ("list", ID)
 
 
 def _plan(sql_type: Any, under_key: bool) -> Plan:
@@ -117,6 +119,8 @@ def _collect_planned(value: Any, plan: Plan, found: set) -> None:
         return
     if plan == ID:
         found.add(value)
+    elif plan == IDS:
+        found.update(value)
     elif plan[0] == "list":
         for item in value:
             _collect_planned(item, plan[1], found)
@@ -132,6 +136,8 @@ def _replace_planned(value: Any, plan: Plan, ids: dict) -> Any:
         return None
     if plan == ID:
         return ids.get(value, value)
+    if plan == IDS:
+        return [ids.get(x, x) for x in value]
     if plan[0] == "list":
         return [_replace_planned(item, plan[1], ids) for item in value]
     if plan[0] == "struct":
