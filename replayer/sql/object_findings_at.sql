@@ -88,7 +88,9 @@ object_events AS MATERIALIZED (
     -- every workload Event of the recording, 125,340 rows at the bench's 1M end)
     FROM (SELECT e.*, r.received_at,
                  row_number() OVER (PARTITION BY e.uid ORDER BY e.event_id DESC) = 1 AS is_last
-          FROM (FROM k8s_events WHERE regarding_kind IN ('PersistentVolumeClaim', 'PersistentVolume')
+          FROM (FROM k8s_events WHERE regarding_kind = 'PersistentVolumeClaim'
+                UNION ALL
+                FROM k8s_events WHERE regarding_kind = 'PersistentVolume'
                 UNION ALL
                 FROM k8s_events WHERE regarding_kind IN ('ReplicaSet', 'Job', 'StatefulSet', 'DaemonSet')
                                   AND regarding_uid IN (SELECT uid FROM judged)) e
