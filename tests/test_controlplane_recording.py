@@ -226,13 +226,13 @@ def test_pods_a_controller_could_not_create(recorded: duckdb.DuckDBPyConnection,
     Deployment with the ReplicaFailure condition its controller copies from the ReplicaSet."""
     assert judged(recorded, "sts") == [
         ("StatefulSet", "db", "not_created", "2026-12-07 17:43:10", "not_created",
-         '0 of 1 pods — Create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: '
+         'quota — 0 of 1 pods — Create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: exceeded quota: '
          "none, requested: pods=1, used: pods=0, limited: pods=0 (×15)")]
     assert judged(recorded, "webhook") == [
         ("Deployment", "web", "not_created", "2026-12-07 17:43:15", "not_created",
-         f"0 of 1 pods — FailedCreate: {DENIED}"),
+         f"webhook_denied — 0 of 1 pods — FailedCreate: {DENIED}"),
         ("ReplicaSet", "web-857bb4bd9d", "not_created", "2026-12-07 17:43:15", "not_created",
-         f"0 of 1 pods — Error creating: {DENIED} (×14)")]
+         f"webhook_denied — 0 of 1 pods — Error creating: {DENIED} (×14)")]
     assert evidence_of(recorded, "ReplicaSet", "web-857bb4bd9d") == [
         ("Event", "web-857bb4bd9d.18ef09a865343928", "17:43:25"),
         ("Event", "web-857bb4bd9d.18ef09a865343928", "17:43:35"),
@@ -241,8 +241,9 @@ def test_pods_a_controller_could_not_create(recorded: duckdb.DuckDBPyConnection,
     assert "not_created" in table and 'pods "db-0" is forbidden: exceeded quota: none' in table
     (story,) = explain(recorded, "deploy/web", namespace="webhook")
     assert [f.sentence for f in story.findings] == [
-        f"Cannot create its pods for 1m18s (since 2026-12-07T17:43:15Z): not_created — 0 of 1 pods — "
+        f"Cannot create its pods for 1m18s (since 2026-12-07T17:43:15Z): not_created — webhook_denied — 0 of 1 pods — "
         f"FailedCreate: {DENIED}"]
+    assert story.findings[0].advice.startswith("a validating or mutating admission webhook (named in the message)")
     assert DENIED in run("explain", "deploy/web", "-n", "webhook", "--db", db_file)
 
 

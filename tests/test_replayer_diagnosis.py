@@ -71,7 +71,7 @@ def test_each_cause_says_what_the_evidence_says(pending):
     assert first("unready") == ("Unhealthy, 2026-12-01T09:57:09Z: Readiness probe failed: "
                                 "HTTP probe failed with statuscode: 503")
     assert "exceeded quota: no-pods" in first("web-857bb4bd9d", "quota")
-    assert first("web", "quota") == ('0 of 2 pods — FailedCreate: pods "web-857bb4bd9d-fhxp4" is forbidden: '
+    assert first("web", "quota") == ('quota — 0 of 2 pods — FailedCreate: pods "web-857bb4bd9d-fhxp4" is forbidden: '
                                      "exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0")
     assert first("web", "stalled") == ("ProgressDeadlineExceeded: ReplicaSet \"web-7554c899cb\" has timed "
                             "out progressing.")

@@ -98,6 +98,19 @@ def test_eviction_resource(con, line: dict):
     assert got == (line["expected"]["eviction_resource"], line["expected"]["pressure"])
 
 
+#: the messages' `forbidden_by` (what an expert reads) → failed_create_sub's name; the
+#: others (a transient error, a webhook whose reason was dropped) name no refusal
+FORBIDDEN_BY = {"quota": "quota", "limitrange": "limit_range", "podsecurity": "pod_security"}
+
+
+@pytest.mark.parametrize("line", [x for x in LINES if "forbidden_by" in x["expected"]],
+                         ids=lambda x: x["message"][:60])
+def test_failed_create_sub_reasons(con, line: dict):
+    """What refused a controller's pod, from the admission error its FailedCreate quotes."""
+    assert con.execute("SELECT failed_create_sub(?)", [line["message"]]).fetchone()[0] == \
+        FORBIDDEN_BY.get(line["expected"]["forbidden_by"])
+
+
 @pytest.mark.parametrize("line", [x for x in LINES if "sandbox_sub" in x["expected"]],
                          ids=lambda x: x["message"][:60])
 def test_sandbox_sub_reasons(con, line: dict):

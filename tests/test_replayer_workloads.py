@@ -85,8 +85,11 @@ def test_a_job_whose_service_account_is_missing_cannot_create_its_pods(public):
     con = public["job-not-created-sa-1"]
     assert rows(con, "SELECT kind, name, problem, top_cause, causes[1].detail FROM problems") == [
         ("Job", "fluffy", "not_created", "not_created",
-         'Error creating: pods "fluffy-" is forbidden: error looking up service account '
+         'service_account — Error creating: pods "fluffy-" is forbidden: error looking up service account '
          'default/idontexist: serviceaccount "idontexist" not found')]
+    # the advice is the ServiceAccount's, not quota, webhook or Pod Security
+    [(advice,)] = rows(con, "SELECT finding_advice(c.cause, c.detail) FROM problems, unnest(causes) u(c)")
+    assert advice.startswith("the pod template names a ServiceAccount that does not exist")
 
 
 def test_a_claim_whose_storage_class_is_missing_from_its_earliest_event(public):

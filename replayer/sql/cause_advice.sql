@@ -12,7 +12,7 @@ VALUES
     ('namespace_content', 'the namespace controller deletes the content itself and keeps retrying; the message above names what it cannot finish: objects held by finalizers (SomeFinalizersRemain — the controller that owns each finalizer must finish or be brought back; remove an object''s finalizer by hand only once that controller is gone for good), a deletion refused (ContentDeletionFailed — often an admission webhook denying DELETE: fix or remove the webhook); list kinds ktrace did not record with kubectl api-resources --verbs=list --namespaced -o name | xargs -n1 kubectl get -n NAMESPACE; do not remove the namespace''s own finalizer (its content would be left behind in etcd)'),
     ('recording_gap', 'the recording did not see this stretch: what happened then is unknown — check the cluster itself'),
     ('unknown', 'no evidence in the recording: look at the kubelet and controller logs'),
-    ('not_created', 'the controller cannot create pods: fix the quota, admission webhook or Pod Security rule in the message'),
+    ('not_created', 'the controller cannot create pods: the API server''s refusal is in the message — fix what it names (a ServiceAccount, quota, LimitRange, Pod Security level or admission webhook); the controller retries by itself'),
     ('unschedulable', 'no node fits: compare the pod''s requests, nodeSelector/affinity, tolerations and claims with the nodes (reasons above)'),
     ('rollout_stalled', 'the new pods do not become available: see their own causes'),
     ('image_pull', 'check the image name and tag, the registry''s reachability and the pull secret'),

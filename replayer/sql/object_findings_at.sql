@@ -1,4 +1,4 @@
--- model: macro(ts, threshold_s := 60); depends: conditions, containers, k8s_events, node_findings_at, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
+-- model: macro(ts, threshold_s := 60); depends: conditions, containers, failed_create_sub, k8s_events, node_findings_at, owner_refs, pods, raw_events, readiness_failures_at, service_findings_at, state_at, versions_at, volumes, workloads
 -- object_findings_at(ts, threshold_s := 60): what each workload and storage object is at
 -- ts, one row per finding, the decisive message in `detail` and the records that show it in
 -- `evidence`. `stuck` is true where the object cannot get on by itself (what problems_at
@@ -8,7 +8,8 @@
 -- where no cause applies):
 --   not_created: a ReplicaSet, Job, StatefulSet or DaemonSet with fewer pods than desired
 --     whose controller reports FailedCreate Events (quota, admission webhook, Pod Security,
---     a missing ServiceAccount) or a ReplicaFailure condition — unless a later
+--     a missing ServiceAccount: the sub-reason failed_create_sub reads from the message
+--     leads the detail) or a ReplicaFailure condition — unless a later
 --     SuccessfulCreate of a pod resolved it or the Job has finished (then it is history);
 --     a Deployment by the ReplicaFailure condition its controller copies from its new
 --     ReplicaSet's;
@@ -116,7 +117,9 @@ job_end_events AS (
 not_created AS (
     SELECT l.kind, l.namespace, l.name, l.uid, 'not_created' AS state, 'not_created' AS cause,
            coalesce(f.first_at, c.last_transition) AS since,
-           concat_ws(' — ', coalesce(l.status_replicas, 0) || ' of ' || l.replicas || ' pods',
+           -- what refused the pods (the admission error the message quotes) leads the detail
+           concat_ws(' — ', failed_create_sub(coalesce(f.message, c.message)),
+                     coalesce(l.status_replicas, 0) || ' of ' || l.replicas || ' pods',
                      coalesce(f.message || CASE WHEN f.count > 1
                                                 THEN ' (×' || f.count || ')' ELSE '' END,
                               c.reason || ': ' || c.message)) AS detail,
