@@ -171,10 +171,10 @@ def test_indexed_jobs_fail_by_their_limits_per_index(recorded: duckdb.DuckDBPyCo
     backoffLimit, which per-index Jobs leave at MaxInt32."""
     assert [finding(recorded, f"job/{name}", "jobs", "outcome").sentence for name in ("shards", "strict")] == [
         "Failed since 2026-12-07T17:42:07Z: job_failed — FailedIndexes: Job has failed indexes; failed indexes 1 "
-        "(backoffLimitPerIndex 1), completed 0,2; 2 failed pods; last failed pod shards-1-jt79v: container work "
+        "(backoffLimitPerIndex 1), completed 0,2; 4 pods created, 2 failed; last failed pod shards-1-jt79v: container work "
         "exit 2 (Error) — shard 1: checksum mismatch",
         "Failed since 2026-12-07T17:41:57Z: job_failed — MaxFailedIndexesExceeded: Job has exceeded the specified "
         "maximal number of failed indexes; failed indexes 1,2 (backoffLimitPerIndex 0, maxFailedIndexes 1), "
-        "completed 0,3; 2 failed pods; last failed pod strict-2-bmwm9: container work exit 2 (Error) — shard "
+        "completed 0,3; 4 pods created, 2 failed; last failed pod strict-2-bmwm9: container work exit 2 (Error) — shard "
         "rejected: schema 7"]
     assert not [key for key in stuck_by_object(recorded) if key[0] == "Job"]

@@ -122,11 +122,11 @@ def test_jobs_end_failed_with_the_last_pods_own_words(node_recorded: duckdb.Duck
         SELECT name, state, stuck, cause, detail
         FROM object_findings_at((SELECT max(received_at) FROM raw_events)) WHERE kind = 'Job' ORDER BY name""") == [
         ("backoff", "failed", False, "job_failed",
-         "BackoffLimitExceeded: Job has reached the specified backoff limit; 2 failed pods (backoffLimit 1); "
+         "BackoffLimitExceeded: Job has reached the specified backoff limit; 2 pods created, 2 failed (backoffLimit 1); "
          "last failed pod backoff-rcsjf: container work exit 3 (Error) — schema version 7 not supported"),
         ("policy", "failed", False, "job_failed",
          "PodFailurePolicy: Container work for pod jobs/policy-8gzlg failed with exit code 42 matching FailJob "
-         "rule at index 0; 1 failed pods (backoffLimit 6); last failed pod policy-8gzlg: container work exit 42 (Error)"),
+         "rule at index 0; 1 pod created, 1 failed (backoffLimit 6); last failed pod policy-8gzlg: container work exit 42 (Error)"),
     ]
     assert not [key for key in findings(node_recorded) if key[0] == "jobs"]
 

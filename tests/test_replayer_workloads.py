@@ -55,13 +55,20 @@ def test_a_job_failed_by_its_backoff_limit_is_finished_not_stuck(public):
 
 
 def test_a_job_failed_by_the_controllers_event_alone(public):
-    # a describe paste: no status, seven SuccessfulCreate and the 1.9 wording of the Event
+    """A describe paste: no status, seven SuccessfulCreate and the 1.9 wording of the Event —
+    the pods it made are counted from its Events, which are evidence of the end."""
     con = public["job-failed-backoff-2"]
     assert rows(con, FINDINGS) == [
         ("Job", "backoff-fail", "failed", "job_failed", datetime(2018, 3, 2, 11, 59, 50), False,
-         "BackoffLimitExceeded: Job has reach the specified backoff limit; (backoffLimit 3); "
-         "its pods were not recorded")]
+         "BackoffLimitExceeded: Job has reach the specified backoff limit; 7 pods created "
+         "(backoffLimit 3); its pods were not recorded")]
     assert rows(con, "SELECT count(*) FROM problems") == [(0,)]
+    [story] = explain(con, "job/backoff-fail")
+    [end] = story.findings
+    created = [s["evidence_event_id"] for s in story.timeline
+               if s["detail"].startswith("SuccessfulCreate: ")]
+    assert len(created) == 7 and set(created[-3:]) <= set(end.evidence)
+    assert "kubectl get pods -l job-name=NAME" in end.advice
 
 
 def test_a_job_past_its_deadline_and_a_complete_one(public):

@@ -32,7 +32,7 @@ VALUES
     ('no_ready_endpoints', 'a selector that matches no pod: compare it with the label values of the namespace''s pods named above (kubectl get po --show-labels) and fix whichever is wrong; pods that match but are not Ready: see their own causes (kubectl explain pod/NAME)'),
     ('readiness', 'the readiness probe fails: check what it calls and the app''s startup time'),
     ('starting', 'still starting: wait, or look at image pulls and volume mounts if it takes long'),
-    ('job_failed', 'read the last failed pod''s exit code and message above (kubectl logs on it if it is kept); fix the cause, then create the Job again — a failed Job is not retried'),
+    ('job_failed', 'read the last failed pod''s exit code and message above (kubectl logs on it if it is kept; where its pods were not recorded, kubectl get pods -l job-name=NAME lists those kept); fix the cause, then create the Job again — a failed Job is not retried'),
     ('job_suspended', 'resume it when wanted: kubectl patch job NAME -p ''{"spec":{"suspend":false}}'''),
     ('statefulset_update_held', 'the pod named above must become Ready first: see its own cause (kubectl explain pod/NAME); a broken revision needs a rollback and, with OrderedReady, deleting the stuck pod'),
     ('daemonset_pods_missing', 'see the controller''s message above and the missing pods'' own causes (node taints, resources, FailedCreate)'),

@@ -17,7 +17,8 @@
 --     ProgressDeadlineExceeded;
 --   job_failed: a Job's Failed condition (or the job-controller's Warning Event of the same
 --     reason): BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy,
---     MaxFailedIndexesExceeded, FailedIndexes — with its last failed pod, exit code and
+--     MaxFailedIndexesExceeded, FailedIndexes — with the pods it created (its SuccessfulCreate
+--     Events, counted) and that failed (status.failed), its last failed pod, exit code and
 --     message; state `complete` for a Complete condition (or the Completed Event);
 --   job_suspended: a Job with Suspended=True (or spec.suspend);
 --   statefulset_update_held: a StatefulSet whose updateRevision is not its currentRevision,
@@ -157,6 +158,14 @@ last_failed AS (
     FROM job_pods j LEFT JOIN containers k
       ON k.event_id = j.event_id AND k.state = 'terminated' AND k.exit_code <> 0
     WHERE j.n = 1 GROUP BY ALL),
+-- the pods a Job made (its SuccessfulCreate Events, counted) and lost (status.failed)
+job_pods_made AS (
+    SELECT l.uid, m.ids,
+           CASE WHEN m.count IS NULL THEN l.failed_pods || ' failed pods'
+                ELSE m.count || CASE m.count WHEN 1 THEN ' pod' ELSE ' pods' END || ' created'
+                     || coalesce(', ' || l.failed_pods || ' failed', '') END AS phrase
+    FROM live l LEFT JOIN object_events m ON m.uid = l.uid AND m.reason = 'SuccessfulCreate'
+    WHERE l.kind = 'Job'),
 job_end AS (
     SELECT l.kind, l.namespace, l.name, l.uid,
            CASE WHEN coalesce(f.c.type, CASE WHEN e.e.reason = 'Completed' THEN 'Complete'
@@ -173,9 +182,9 @@ job_end AS (
                          || ' (backoffLimitPerIndex ' || l.backoff_limit_per_index
                          || coalesce(', maxFailedIndexes ' || l.max_failed_indexes, '') || ')'
                          || coalesce(', completed ' || l.completed_indexes, '')
-                         || coalesce('; ' || l.failed_pods || ' failed pods', '')
+                         || coalesce('; ' || m.phrase, '')
                           WHEN state = 'failed' THEN
-                         nullif(concat_ws(' ', l.failed_pods || ' failed pods',
+                         nullif(concat_ws(' ', m.phrase,
                                           '(backoffLimit ' || l.backoff_limit || ')'), '') END,
                      CASE WHEN state = 'failed' THEN coalesce(
                          'last failed pod ' || p.name || coalesce(
@@ -185,10 +194,12 @@ job_end AS (
                              || coalesce(' — ' || p.container.message, ''), ''),
                          'its pods were not recorded') END) AS detail,
            [l.event_id] || coalesce(e.e.ids, [])
-               || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END AS evidence,
+               || CASE WHEN p.event_id IS NOT NULL THEN [p.event_id] ELSE [] END
+               || CASE WHEN state = 'failed' THEN coalesce(m.ids, []) ELSE [] END AS evidence,
            l.event_id, false AS stuck
     FROM live l LEFT JOIN finished f USING (uid) LEFT JOIN job_end_events e USING (uid)
     LEFT JOIN last_failed p ON p.job_uid = l.uid
+    LEFT JOIN job_pods_made m USING (uid)
     WHERE l.kind = 'Job' AND (f.uid IS NOT NULL OR e.uid IS NOT NULL)),
 suspended AS (
     SELECT l.kind, l.namespace, l.name, l.uid, 'suspended' AS state, 'job_suspended' AS cause,
