@@ -173,7 +173,9 @@ EXPLAIN = View("explain", "a list with one story per object the target names (a 
                   "stuck (a cause holding it), outcome (how a pod ended: evicted, admission, "
                   "preempted, oom_killed, node_shutdown), pressure (a Node's MemoryPressure, DiskPressure, PIDPressure or NetworkUnavailable condition True: since when, until when or still at the end and how long by then (at least, without a receive clock; derived from its lastTransitionTime), the kubelet's reason and message, its EvictionThresholdMet Event and the pods it evicted or refused for that resource meanwhile — a condition, never stuck), drain (a Node's or budget's past drain a "
                   "PodDisruptionBudget held, and whether it then passed), race, recording, "
-                  "deletion, restarts, startup, slow or unknown; each cause's sentence carries "
+                  "deletion (who asked for it; the finalizers still holding an object being "
+                  "deleted and who removes each), restarts, startup, slow or unknown; each "
+                  "cause's sentence carries "
                   "the message that decides it"),
 ), names=("name",))
 

@@ -668,3 +668,20 @@ def test_an_object_exists_before_its_events_and_conditions(loaded):
             "created", "at or before (its earliest evidence; no creationTimestamp)", True)
         assert created["time"] == after["time"], story.timeline
         assert created["time"].strftime("%Y-%m-%dT%H:%M:%SZ") == first
+
+
+def test_a_terminating_pod_names_the_finalizer_that_holds_it(loaded):
+    """kubernetes#109429: deleted with grace 0 at 02:02:21Z and still there, held by the
+    Job's tracking finalizer. The data ends at the deletion, so nothing is stuck; explain
+    names the finalizer, the Job, and who removes it (pkg/controller/job)."""
+    from replayer.analyses.explain import explain
+    con = loaded["terminating-finalizer-1"]
+    [story] = explain(con, "pod/ham-36937-20230502-1-h6tn7", namespace="bigdata-qa")
+    [held] = [f for f in story.findings if f.sentence.startswith("Held by")]
+    assert (held.topic, held.sentence, held.evidence) == (
+        "deletion", "Held by finalizer since its deletion at 2023-05-03T02:02:21Z, still there at the end of "
+                    "the data: batch.kubernetes.io/job-tracking (owner Job ham-36937-20230502-1) — the Job "
+                    "controller (kube-controller-manager) removes it once it has counted the pod in its Job's "
+                    "status (succeeded or failed) — at once if the Job is gone.",
+        [story.timeline[0]["evidence_event_id"]])
+    assert not [f for f in story.findings if f.topic == "stuck"]

@@ -96,8 +96,8 @@ def _stories(con: duckdb.DuckDBPyConnection, uids: list[str]) -> list[Story]:
                                     "SELECT * FROM object_transitions_of(?) "
                                     "ORDER BY uid, step_no", [uids, uids]))
     findings = {uid: [] for uid in uids}
-    for collect in (_stuck, _pod_outcome, _object_outcome, _pressure, _drains, _claims, _race, _lifecycle, _gaps,
-                    _unseen):
+    for collect in (_stuck, _pod_outcome, _object_outcome, _pressure, _drains, _claims, _race, _lifecycle,
+                    _finalizers_held, _gaps, _unseen):
         for uid, finding in collect(con, uids):
             findings[uid].append(finding)
     stories = []
@@ -396,6 +396,29 @@ def _lifecycle_says(r: dict[str, Any]) -> Iterator[Finding]:
                                   "(see the restarted steps).")
     if r["pull_s"] is not None:
         yield Finding("startup", f"Image pull took {_seconds(r['pull_s'])}.")
+
+
+def _finalizers_held(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
+    """The finalizers that hold an object being deleted at the end of its cluster's data,
+    each with who removes it — whether or not it is stuck yet."""
+    rows = [row for cluster in clusters(con) for row in _dicts(
+        con, "SELECT uid, any_value(event_id) AS event_id, any_value(deletion_at) AS deletion_at, "
+             "  list({'finalizer': finalizer, 'remover': remover, 'owner': owner_kind || ' ' || owner_name} "
+             "    ORDER BY finalizer) AS held "
+             "FROM finalizers_held_at(?::TIMESTAMP) WHERE list_contains(?, uid) "
+             "  AND uid IN (SELECT uid FROM raw_events WHERE cluster = ?) GROUP BY uid",
+        [data_end(con, cluster), uids, cluster])]
+    return _found(rows, lambda r: [Finding(
+        "deletion", f"Held by finalizer{'s' if len(r['held']) > 1 else ''} since its deletion at "
+                    f"{_time(r['deletion_at'])}, still there at the "
+                    f"end of the data: {'; '.join(_finalizer_held_by(h) for h in r['held'])}.", [r["event_id"]])])
+
+
+def _finalizer_held_by(held: dict[str, Any]) -> str:
+    if held["remover"] is None:
+        return f"{held['finalizer']} (not one of Kubernetes' own: the controller that added it removes it)"
+    owner = f" (owner {held['owner']})" if held["owner"] else ""
+    return f"{held['finalizer']}{owner} — {held['remover']}"
 
 
 def _gaps(con: duckdb.DuckDBPyConnection, uids: list[str]) -> Found:
