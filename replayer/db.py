@@ -28,8 +28,10 @@ SQL_DIGEST_KEY = "sql_digest"
 #: 2: typed tables derived in SQL from the object JSON (sql/typed/). 3: positions per
 #: source (``sources``), objects fetched from the source unless stored. 4: object_versions
 #: and endpoint_membership are tables maintained by each load, like the pod projections.
-#: 5: unreadable_ranges name their source.
-SCHEMA_VERSION = 5
+#: 5: unreadable_ranges name their source. 6: the typed tables hold messages trimmed
+#: (clean_message) and the creators of objects first seen in a List (``creators``), which
+#: records loaded before were never given.
+SCHEMA_VERSION = 6
 #: How long an analysis waits for a loader (``replay --follow``) to release the file, and a
 #: loader for analyses to close it.
 LOCK_WAIT_S = 30.0
