@@ -270,7 +270,7 @@ c_containers AS (
                  concat_ws(' ', string_agg(w.message, ' '), string_agg(pe.last.message, ' '),
                            any_value(fe.messages)) AS messages,
                  string_agg(container_line(w)
-                            || coalesce('; the pull before it: ErrImagePull, ' || clean_message(pe.last.message), '')
+                            || coalesce('; the pull before it: ErrImagePull, ' || pe.last.message, '')
                             || coalesce('; ' || o.note, '')
                             -- the hook's own failure, where the status now says CrashLoopBackOff
                             || CASE WHEN w.reason IS DISTINCT FROM 'PostStartHookError'
